@@ -1,0 +1,504 @@
+/*
+ * hplvk.h — run one GLSL compute kernel on Vulkan devices (GPUs and the CPU
+ * through Mesa's Lavapipe) with arrays that stay coherent across every device
+ * memory and the host, without writing any Vulkan.
+ *
+ * This header is the manual. Chapters:
+ *   1. Versions and errors        5. Kernels (host side)
+ *   2. Contexts and threading     6. Kernels (GLSL side, <hplvk.glsl>)
+ *   3. Devices                    7. eval: running a kernel
+ *   4. Arrays and host access     8. Environment variables
+ *
+ * A complete program:
+ *
+ *   hpl_context *ctx;
+ *   hpl_context_create(&(hpl_context_desc){0}, &ctx);
+ *   hpl_array a, b;
+ *   hpl_array_create(ctx, &(hpl_array_desc){ .type = HPL_FLOAT32, .dims = {n} }, &a);
+ *   hpl_array_create(ctx, &(hpl_array_desc){ .type = HPL_FLOAT32, .dims = {n} }, &b);
+ *   float *pa;
+ *   hpl_array_access(ctx, a, HPL_WRITE, (void **)&pa);     // fill a on the host
+ *   for (size_t i = 0; i < n; i++) pa[i] = (float)i;
+ *   hpl_kernel k;
+ *   hpl_kernel_create(ctx, &(hpl_kernel_desc){ .source.glsl =
+ *       "#include <hplvk.glsl>\n"
+ *       "hpl_args { hpl_in(float, 1) a; hpl_out(float, 1) b; float s; };\n"
+ *       "void main() { uint i = hpl_global_id.x; hpl_at(b, i) = s * hpl_at(a, i); }\n" }, &k);
+ *   hpl_eval(ctx, k, &(hpl_launch){0}, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_f32(2.0f)));
+ *   const float *pb;
+ *   hpl_array_access(ctx, b, HPL_READ, (void **)&pb);      // waits for the kernel
+ *   hpl_context_destroy(ctx);
+ *
+ * Conventions: every function that can fail returns an int that is HPL_OK (0)
+ * or a negative hpl_result; hpl_last_error() then holds a message naming the
+ * problem. Description structs are zero-initialised and every zero field
+ * means "the default". On failure a function leaves its out-parameters
+ * untouched and the library state as it was, unless it says otherwise.
+ */
+#ifndef HPLVK_H
+#define HPLVK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(HPLVK_BUILDING)
+#define HPL_API __attribute__((visibility("default")))
+#else
+#define HPL_API
+#endif
+
+/* ======================================================================
+ * 1. Versions and errors
+ * ====================================================================== */
+
+#define HPLVK_VERSION_MAJOR 0
+#define HPLVK_VERSION_MINOR 1
+#define HPLVK_VERSION_PATCH 0
+/* Compare with HPLVK_MAKE_VERSION(0, 1, 0). */
+#define HPLVK_MAKE_VERSION(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
+#define HPLVK_VERSION HPLVK_MAKE_VERSION(HPLVK_VERSION_MAJOR, HPLVK_VERSION_MINOR, HPLVK_VERSION_PATCH)
+
+/* The version of the library loaded at run time (HPLVK_VERSION of its build). */
+HPL_API uint32_t hpl_version(void);
+
+/* X(NAME, code, description): the one list of error codes. */
+#define HPL_RESULT_LIST(X)                                                                 \
+    X(OK, 0, "success")                                                                    \
+    X(ERROR_INVALID_ARGUMENT, -1, "invalid argument")                                      \
+    X(ERROR_INVALID_HANDLE, -2, "invalid or destroyed handle (use after free?)")          \
+    X(ERROR_OUT_OF_HOST_MEMORY, -3, "out of host memory")                                  \
+    X(ERROR_OUT_OF_DEVICE_MEMORY, -4, "out of device memory")                              \
+    X(ERROR_NO_DEVICE, -5, "no usable Vulkan device")                                      \
+    X(ERROR_UNKNOWN_DEVICE, -6, "unknown device")                                          \
+    X(ERROR_DIMENSIONS, -7, "bad array dimensions")                                        \
+    X(ERROR_COMPILE, -8, "kernel compile error")                                           \
+    X(ERROR_KERNEL_SIGNATURE, -9, "kernel signature not supported")                        \
+    X(ERROR_ARGUMENT_MISMATCH, -10, "kernel arguments do not match the kernel")            \
+    X(ERROR_UNSUPPORTED, -11, "not supported by the device")                               \
+    X(ERROR_IO, -12, "file could not be read")                                             \
+    X(ERROR_DEVICE_LOST, -13, "device lost")                                               \
+    X(ERROR_VULKAN, -14, "Vulkan call failed")                                             \
+    X(ERROR_TOO_LARGE, -15, "too large for the device")                                    \
+    X(ERROR_INTERNAL, -16, "internal error")
+
+typedef enum hpl_result {
+#define HPL__RESULT_ENUM(name, code, text) HPL_##name = code,
+    HPL_RESULT_LIST(HPL__RESULT_ENUM)
+#undef HPL__RESULT_ENUM
+} hpl_result;
+
+/* Static description of a code ("out of device memory"); never NULL. */
+HPL_API const char *hpl_error_string(int code);
+/* The code's name ("HPL_ERROR_OUT_OF_DEVICE_MEMORY"); never NULL. */
+HPL_API const char *hpl_error_name(int code);
+/* The message of the last failing call made by this thread, naming the
+ * problem ("hpl_array_create: dims[1] is 0"). Thread-local; valid until the
+ * thread's next failing call. "" when no call failed yet. */
+HPL_API const char *hpl_last_error(void);
+
+/* ======================================================================
+ * 2. Contexts and threading
+ * ======================================================================
+ *
+ * A context owns the opened devices and every object created in it. There is
+ * no global state: two contexts are independent.
+ *
+ * Threading contract: every function taking a context may be called from
+ * several threads at once; calls on one context are serialised internally
+ * (a call waiting for the devices does not block the other threads' calls).
+ * Host programs see sequential consistency in the order in which their calls
+ * on the context return. A pointer returned by hpl_array_access() is valid
+ * until the next call, from any thread, that touches that array (an eval that
+ * takes it, another access, hpl_array_destroy). Two threads that use the same
+ * array must order those uses themselves. hpl_last_error() is per thread.
+ */
+
+typedef struct hpl_context hpl_context;
+
+typedef enum hpl_log_level { HPL_LOG_DEBUG = 0, HPL_LOG_INFO, HPL_LOG_WARNING, HPL_LOG_ERROR } hpl_log_level;
+
+/* Receives the library's warnings (an unwritable cache, say) and, with
+ * validation on, every message of the validation layer. */
+typedef void (*hpl_log_fn)(void *user, hpl_log_level level, const char *message);
+
+typedef struct hpl_context_desc {
+    /* Which devices to open, in order; HPLVK_DEVICES syntax (chapter 8).
+     * NULL: the HPLVK_DEVICES environment variable, else the default: every
+     * GPU, or the CPU device when there is no GPU. */
+    const char *devices;
+    /* Enable VK_LAYER_KHRONOS_validation with synchronization validation;
+     * its messages go to `log` at level HPL_LOG_ERROR. Also turned on by
+     * HPLVK_VALIDATION=1. */
+    bool validation;
+    /* NULL: messages of level WARNING and above go to stderr. */
+    hpl_log_fn log;
+    void *log_user;
+    /* Directory for the SPIR-V and pipeline caches. NULL: HPLVK_CACHE_DIR,
+     * else $XDG_CACHE_HOME/hplvk, else $HOME/.cache/hplvk. */
+    const char *cache_dir;
+    /* Do not read or write any cache on disk. Also HPLVK_CACHE_DIR="off". */
+    bool no_disk_cache;
+} hpl_context_desc;
+
+/* Creates a context and opens its devices. desc may be NULL (all defaults).
+ * Fails with HPL_ERROR_NO_DEVICE when no device matches, and with
+ * HPL_ERROR_UNKNOWN_DEVICE when the device list names one that is not there. */
+HPL_API int hpl_context_create(const hpl_context_desc *desc, hpl_context **out);
+/* Waits for all work, destroys every array and kernel still alive, saves the
+ * pipeline caches and closes the devices. NULL is ignored. */
+HPL_API void hpl_context_destroy(hpl_context *ctx);
+/* Waits until every eval and transfer submitted so far has completed.
+ * Returns the first error that surfaced asynchronously since the last call
+ * (device lost, out of memory in a lazy transfer), then forgets it. */
+HPL_API int hpl_finish(hpl_context *ctx);
+
+/* ======================================================================
+ * 3. Devices
+ * ======================================================================
+ *
+ * A context's devices are numbered 0..hpl_device_count()-1. Each is a logical
+ * device: its own VkDevice with its own memory, a compute queue and, where the
+ * hardware has one, a dedicated transfer queue. One physical device may be
+ * opened as several logical devices (HPLVK_DEVICES=cpu:4); data between them
+ * then really moves, through the host, as between separate GPUs.
+ */
+
+typedef enum hpl_device_type {
+    HPL_DEVICE_CPU = 1 << 0,
+    HPL_DEVICE_DISCRETE_GPU = 1 << 1,
+    HPL_DEVICE_INTEGRATED_GPU = 1 << 2,
+    HPL_DEVICE_VIRTUAL_GPU = 1 << 3,
+    HPL_DEVICE_OTHER = 1 << 4,
+    HPL_DEVICE_GPU = HPL_DEVICE_DISCRETE_GPU | HPL_DEVICE_INTEGRATED_GPU | HPL_DEVICE_VIRTUAL_GPU,
+    HPL_DEVICE_ANY = 0x1f,
+} hpl_device_type;
+
+typedef enum hpl_queue_flags {
+    HPL_QUEUE_GRAPHICS = 1 << 0,
+    HPL_QUEUE_COMPUTE = 1 << 1,
+    HPL_QUEUE_TRANSFER = 1 << 2,
+} hpl_queue_flags;
+
+#define HPL_MAX_HEAPS 16
+#define HPL_MAX_QUEUE_FAMILIES 16
+
+typedef struct hpl_device_info {
+    char name[256];
+    hpl_device_type type;
+    uint32_t physical_index; /* index among the Vulkan physical devices */
+    uint32_t replica;        /* which logical device of that physical one (0 for the first) */
+    uint32_t vendor_id, device_id;
+    uint32_t api_version;    /* VK_MAKE_API_VERSION encoding */
+    uint32_t heap_count;
+    struct {
+        uint64_t size;
+        bool device_local;
+    } heaps[HPL_MAX_HEAPS];
+    uint32_t queue_family_count;
+    struct {
+        uint32_t flags; /* hpl_queue_flags */
+        uint32_t count;
+    } queue_families[HPL_MAX_QUEUE_FAMILIES];
+    bool dedicated_transfer_queue; /* a transfer-only queue was opened */
+    uint64_t max_buffer_size;      /* largest single array on this device, bytes */
+    uint32_t max_workgroup_invocations;
+    uint32_t max_workgroup_count[3];
+    uint32_t subgroup_size;
+    bool float64, int64;           /* double / 64-bit integer arrays usable */
+    bool host_import;              /* VK_EXT_external_memory_host: transfers DMA from host arrays */
+} hpl_device_info;
+
+/* Number of devices opened in the context (at least 1). */
+HPL_API int hpl_device_count(hpl_context *ctx);
+HPL_API int hpl_device_get_info(hpl_context *ctx, int device, hpl_device_info *out);
+/* The index of the nth (0-based) opened device whose type is in type_mask,
+ * or HPL_ERROR_UNKNOWN_DEVICE when there is none. */
+HPL_API int hpl_device_find(hpl_context *ctx, uint32_t type_mask, int nth);
+/* Every Vulkan physical device on the machine, opened or not. */
+HPL_API int hpl_physical_device_count(hpl_context *ctx);
+HPL_API int hpl_physical_device_get_info(hpl_context *ctx, int index, hpl_device_info *out);
+
+/* ======================================================================
+ * 4. Arrays and host access
+ * ======================================================================
+ *
+ * An array has 1 to 3 dimensions, row-major, dimension 0 the slowest (the one
+ * that multi-device partitioning splits). Behind it the library keeps copies
+ * in the host and in any device that used it, and moves only what is missing,
+ * only when it is needed: to a device when a kernel there reads it, to the
+ * host when the host reads it. A write makes every other copy invalid.
+ *
+ * Host storage is either the user's (desc.host) or the library's. The
+ * library's is allocated on first need, page-aligned and zero-filled.
+ * User storage must stay alive until hpl_array_destroy() returns, and the
+ * user must touch it ONLY through hpl_array_access(): the library cannot see
+ * plain writes, and devices may be reading it (DMA) or writing it at any
+ * time between calls. Both kinds are imported into devices that support
+ * VK_EXT_external_memory_host, so a transfer is one DMA.
+ */
+
+typedef enum hpl_type {
+    HPL_TYPE_INVALID = 0,
+    HPL_FLOAT32,
+    HPL_FLOAT64,
+    HPL_INT32,
+    HPL_UINT32,
+    HPL_INT64,
+    HPL_UINT64,
+    HPL_TYPE_COUNT_
+} hpl_type;
+
+/* Size in bytes of one element (0 for an invalid type). */
+HPL_API size_t hpl_type_size(hpl_type type);
+/* GLSL name of the type ("float", "int64_t"); "invalid" for an invalid one. */
+HPL_API const char *hpl_type_name(hpl_type type);
+
+typedef struct hpl_array {
+    uint32_t id;
+} hpl_array;
+
+typedef struct hpl_array_desc {
+    hpl_type type;
+    /* Extents; the number of dimensions is the number of leading non-zero
+     * entries (dims = {n} is 1-D). dims[0] == 0, a zero followed by a
+     * non-zero, or a total size that overflows is HPL_ERROR_DIMENSIONS. */
+    uint64_t dims[3];
+    /* User storage of dims[0]*dims[1]*dims[2] elements, or NULL. */
+    void *host;
+    /* Name used in messages; NULL: "array#<id>". Copied. */
+    const char *name;
+} hpl_array_desc;
+
+typedef enum hpl_access {
+    HPL_READ = 1,
+    HPL_WRITE = 2,
+    HPL_READ_WRITE = HPL_READ | HPL_WRITE,
+} hpl_access;
+
+HPL_API int hpl_array_create(hpl_context *ctx, const hpl_array_desc *desc, hpl_array *out);
+/* Waits only for pending work that still reads or writes the array's host
+ * storage (so user storage may be freed right after), then releases the
+ * array's memory everywhere. Work already submitted completes normally. */
+HPL_API int hpl_array_destroy(hpl_context *ctx, hpl_array array);
+
+typedef struct hpl_array_info {
+    hpl_type type;
+    int ndims;
+    uint64_t dims[3];   /* unused dimensions are 1 */
+    uint64_t count;     /* elements */
+    uint64_t bytes;
+    const char *name;   /* valid while the array lives */
+} hpl_array_info;
+HPL_API int hpl_array_get_info(hpl_context *ctx, hpl_array array, hpl_array_info *out);
+
+/* Host access: returns in *out a pointer to the array's elements in host
+ * memory, valid until the next call that touches the array.
+ *   HPL_READ        waits until the newest data is on the host (only as long
+ *                   as that takes); devices keep their copies.
+ *   HPL_WRITE       fetches nothing; waits only for device work still using
+ *                   the host storage; makes every device copy invalid. The
+ *                   whole array counts as written.
+ *   HPL_READ_WRITE  both.
+ * Returns an error that surfaced asynchronously in work on this array (and
+ * then forgets it); *out is left untouched then. */
+HPL_API int hpl_array_access(hpl_context *ctx, hpl_array array, hpl_access mode, void **out);
+/* Copies between the array and a host buffer of `bytes` (must equal the
+ * array's size): hpl_array_access plus memcpy. */
+HPL_API int hpl_array_read(hpl_context *ctx, hpl_array array, void *dst, size_t bytes);
+HPL_API int hpl_array_write(hpl_context *ctx, hpl_array array, const void *src, size_t bytes);
+/* Sets every element to *value (one element of the array's type), on the
+ * device `device` (its copy becomes the only valid one), asynchronously. */
+HPL_API int hpl_array_fill(hpl_context *ctx, hpl_array array, const void *value, int device);
+/* Waits until no submitted work reads or writes the array; returns (then
+ * forgets) an asynchronous error of the array's work. */
+HPL_API int hpl_array_wait(hpl_context *ctx, hpl_array array);
+
+/* ======================================================================
+ * 5. Kernels (host side)
+ * ======================================================================
+ *
+ * A kernel is a GLSL compute shader (text or file) or SPIR-V words. GLSL is
+ * compiled with shaderc; a missing #version means "#version 460". Compiled
+ * SPIR-V and pipelines are cached on disk (chapter 8), so the second run of a
+ * program compiles nothing.
+ *
+ * Arguments are learned from the SPIR-V: the members of the `hpl_args` block
+ * in declaration order (chapter 6). Arrays carry their element type, number
+ * of dimensions and access (read-only, write-only, read-write from the
+ * NonWritable/NonReadable decorations); scalars their type and offset. A
+ * write-only array is not fetched before the kernel runs (HPL's rule): the
+ * kernel must write all of it. SPIR-V given directly follows the same ABI
+ * (any compiler, as long as it declares the block as <hplvk.glsl> does).
+ *
+ * Variants: a kernel may carry other sources for some device types (a CPU
+ * and a GPU version, as in the Controllers paper). Every variant must declare
+ * the same arguments; eval picks the first variant whose device_types
+ * includes the device's type, the generic source otherwise.
+ */
+
+typedef struct hpl_kernel {
+    uint32_t id;
+} hpl_kernel;
+
+typedef struct hpl_kernel_source {
+    const char *glsl;          /* GLSL text, or */
+    const char *path;          /* a GLSL file (.comp/.glsl) or a SPIR-V file (.spv), or */
+    const uint32_t *spirv;     /* SPIR-V words */
+    size_t spirv_words;
+    /* Name used as the file name in compile errors; default: path or "kernel". */
+    const char *name;
+} hpl_kernel_source;
+
+#define HPL_MAX_VARIANTS 4
+typedef struct hpl_kernel_variant {
+    uint32_t device_types; /* hpl_device_type mask; 0 ends the list */
+    hpl_kernel_source source;
+} hpl_kernel_variant;
+
+typedef struct hpl_kernel_desc {
+    hpl_kernel_source source;                  /* the generic version (required) */
+    hpl_kernel_variant variants[HPL_MAX_VARIANTS];
+    /* NULL-terminated "NAME" or "NAME=VALUE" strings for the preprocessor. */
+    const char *const *defines;
+    /* NULL-terminated directories searched by #include "file". A kernel read
+     * from a file also searches that file's directory. */
+    const char *const *include_dirs;
+} hpl_kernel_desc;
+
+/* Compiles (or loads from the cache) every variant and reflects its
+ * arguments. A compile error is HPL_ERROR_COMPILE with "file:line: message"
+ * in hpl_last_error(). */
+HPL_API int hpl_kernel_create(hpl_context *ctx, const hpl_kernel_desc *desc, hpl_kernel *out);
+HPL_API int hpl_kernel_destroy(hpl_context *ctx, hpl_kernel kernel);
+
+typedef enum hpl_arg_kind { HPL_ARG_NONE = 0, HPL_ARG_ARRAY, HPL_ARG_SCALAR } hpl_arg_kind;
+
+typedef struct hpl_arg_info {
+    char name[64];
+    hpl_arg_kind kind;
+    hpl_type type;
+    int ndims;          /* arrays */
+    hpl_access access;  /* arrays: what the kernel does with it */
+    uint32_t offset;    /* byte offset in the argument block */
+} hpl_arg_info;
+
+HPL_API int hpl_kernel_arg_count(hpl_context *ctx, hpl_kernel kernel);
+HPL_API int hpl_kernel_get_arg_info(hpl_context *ctx, hpl_kernel kernel, int index, hpl_arg_info *out);
+/* The local size the kernel declares (its layout(local_size_*) or 1,1,1), and
+ * whether the library may choose another (a specialization-constant size). */
+HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint32_t out[3], bool *choosable);
+
+/* ======================================================================
+ * 6. Kernels (GLSL side): #include <hplvk.glsl>
+ * ======================================================================
+ *
+ *   #include <hplvk.glsl>
+ *   hpl_args {                       // the arguments, in call order
+ *       hpl_out(float, 2) c;         // write-only 2-D float array
+ *       hpl_in(float, 2) a;          // read-only
+ *       hpl_in(float, 2) b;
+ *       hpl_inout(int, 1) hist;      // read-write 1-D int array
+ *       int p;                       // scalars: one per declaration
+ *   };
+ *   void main() {
+ *       uvec3 id = hpl_global_id;    // position in this eval's domain
+ *       float s = 0.0;
+ *       for (int k = 0; k < p; k++) s += hpl_at2(a, id.x, k) * hpl_at2(b, k, id.y);
+ *       hpl_at2(c, id.x, id.y) = s;
+ *   }
+ *
+ * Element types: float, double, int, uint, int64_t, uint64_t.
+ * For an array argument x (an N-D array, N = 1..3):
+ *   hpl_at(x, i), hpl_at2(x, i, j), hpl_at3(x, i, j, k)   element (an lvalue)
+ *   x.dims     extents (uint for 1-D, uvecN otherwise)
+ *   x.stride   element strides per dimension (x.stride.x for dimension 0)
+ *   x.origin   position of x's first element in its whole array (subarrays)
+ * Launch geometry:
+ *   hpl_global_id         (uvec3) gl_GlobalInvocationID + hpl_dispatch_base
+ *   hpl_domain_size       (uvec3) the domain this kernel runs over
+ *   hpl_subkernel_offset  (uvec3) where this domain starts in the whole eval's
+ *                         domain (non-zero when an eval is split over devices)
+ *   hpl_global_size       (uvec3) the whole eval's domain
+ *   hpl_dispatch_base     (uvec3) first invocation of this dispatch (big
+ *                         domains are run as several dispatches)
+ * Invocations past the domain's edge never run the kernel: the prelude wraps
+ * main() and returns early for them. A kernel that uses barrier() must not
+ * let invocations leave early: #define HPL_NO_MASK before the #include and
+ * test hpl_in_domain() itself.
+ * Local size: declare none and the library chooses one from the device
+ * (gl_WorkGroupSize still works), or declare layout(local_size_x = ...) in;
+ * which the library then keeps unless the launch gives another.
+ */
+
+/* ======================================================================
+ * 7. eval: running a kernel
+ * ====================================================================== */
+
+typedef struct hpl_arg {
+    hpl_arg_kind kind;
+    hpl_type type; /* scalars */
+    union {
+        hpl_array array;
+        float f32;
+        double f64;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        uint64_t u64;
+    } value;
+} hpl_arg;
+
+static inline hpl_arg hpl_arr(hpl_array a) { hpl_arg r = {HPL_ARG_ARRAY, HPL_TYPE_INVALID, {.array = a}}; return r; }
+static inline hpl_arg hpl_f32(float v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_FLOAT32, {.f32 = v}}; return r; }
+static inline hpl_arg hpl_f64(double v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_FLOAT64, {.f64 = v}}; return r; }
+static inline hpl_arg hpl_i32(int32_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_INT32, {.i32 = v}}; return r; }
+static inline hpl_arg hpl_u32(uint32_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_UINT32, {.u32 = v}}; return r; }
+static inline hpl_arg hpl_i64(int64_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_INT64, {.i64 = v}}; return r; }
+static inline hpl_arg hpl_u64(uint64_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_UINT64, {.u64 = v}}; return r; }
+
+/* HPL_ARGS(a, b, c) expands to the two trailing parameters of hpl_eval. */
+#define HPL_ARGS(...) ((const hpl_arg[]){__VA_ARGS__}), (sizeof((hpl_arg[]){__VA_ARGS__}) / sizeof(hpl_arg))
+
+typedef struct hpl_launch {
+    /* Global domain; zeros: the first array argument's dimensions. */
+    uint64_t global[3];
+    /* Local domain; zeros: the kernel's declared size, else the library's
+     * choice for the device. */
+    uint32_t local[3];
+    /* Device index; 0 is the context's first device. */
+    int device;
+} hpl_launch;
+
+/* Runs `kernel` over the launch's domain on its device. Returns as soon as
+ * the work is recorded and submitted: it never waits for a device. Data
+ * missing on the device moves there first; later evals and host accesses
+ * wait only for what they need. Arguments are checked against the kernel
+ * (count, kind, element type, dimensions: HPL_ERROR_ARGUMENT_MISMATCH naming
+ * the argument); on any error nothing runs and no array changes. launch may
+ * be NULL (all defaults). */
+HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args,
+                     size_t nargs);
+
+/* ======================================================================
+ * 8. Environment variables
+ * ======================================================================
+ *
+ * HPLVK_DEVICES   comma-separated list of devices to open, in order. Each
+ *                 entry is SELECTOR or SELECTOR:COUNT, COUNT opening each
+ *                 selected physical device as that many logical devices.
+ *                 SELECTOR: cpu (every CPU device), gpu (every GPU), cpuN /
+ *                 gpuN (the Nth, from 0), N (physical device N), all.
+ *                 Examples: "cpu:4", "gpu,cpu", "gpu1,gpu0".
+ * HPLVK_VALIDATION=1   enable the validation layer (see hpl_context_desc).
+ * HPLVK_CACHE_DIR      cache directory; "off" disables the disk caches.
+ */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HPLVK_H */

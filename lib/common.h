@@ -1,0 +1,58 @@
+/* Internal base shared by every module: error reporting, logging, host
+ * allocation. Free of Vulkan so the pure modules (region, coherence, devspec)
+ * can use it. Internal names use the hpl__ prefix. */
+#ifndef HPL_COMMON_H
+#define HPL_COMMON_H
+
+#define HPLVK_BUILDING 1
+#include "hplvk.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HPL__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define HPL__MIN(a, b) ((a) < (b) ? (a) : (b))
+#define HPL__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#if defined(__GNUC__)
+#define HPL__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define HPL__PRINTF(f, a)
+#endif
+
+/* Records "message" as this thread's last error and returns code, so a
+ * failing path reads: return hpl__fail(HPL_ERROR_DIMENSIONS, "dims[%d] is 0", i); */
+int hpl__fail(int code, const char *fmt, ...) HPL__PRINTF(2, 3);
+int hpl__vfail(int code, const char *fmt, va_list ap);
+/* Prefixes this thread's last error with "prefix: " (adds context on the way up). */
+void hpl__error_prefix(const char *prefix);
+
+typedef struct hpl__logger {
+    hpl_log_fn fn; /* NULL: WARNING and above to stderr */
+    void *user;
+} hpl__logger;
+void hpl__log(const hpl__logger *logger, hpl_log_level level, const char *fmt, ...) HPL__PRINTF(3, 4);
+
+/* Every host allocation of the library goes through these (one point for
+ * fault injection). hpl__strdup(NULL) returns NULL. */
+void *hpl__malloc(size_t size);
+void *hpl__calloc(size_t count, size_t size);
+void *hpl__realloc(void *p, size_t size);
+void hpl__free(void *p);
+char *hpl__strdup(const char *s);
+
+/* Overflow-checked arithmetic: return false on overflow. */
+static inline bool hpl__mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool hpl__add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* Monotonic clock in nanoseconds. */
+uint64_t hpl__now_ns(void);
+
+#endif

@@ -1,0 +1,64 @@
+/* Error codes, their names and descriptions (from HPL_RESULT_LIST), and the
+ * per-thread message of the last failure. */
+#include "common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char last_error[1024];
+
+const char *hpl_error_string(int code)
+{
+    switch (code) {
+#define HPL__RESULT_TEXT(name, value, text) \
+    case value:                             \
+        return text;
+        HPL_RESULT_LIST(HPL__RESULT_TEXT)
+#undef HPL__RESULT_TEXT
+    }
+    return "unknown error code";
+}
+
+const char *hpl_error_name(int code)
+{
+    switch (code) {
+#define HPL__RESULT_NAME(name, value, text) \
+    case value:                             \
+        return "HPL_" #name;
+        HPL_RESULT_LIST(HPL__RESULT_NAME)
+#undef HPL__RESULT_NAME
+    }
+    return "HPL_UNKNOWN";
+}
+
+const char *hpl_last_error(void)
+{
+    return last_error;
+}
+
+int hpl__vfail(int code, const char *fmt, va_list ap)
+{
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    return code;
+}
+
+int hpl__fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hpl__vfail(code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void hpl__error_prefix(const char *prefix)
+{
+    char tmp[sizeof last_error];
+    snprintf(tmp, sizeof tmp, "%s: %s", prefix, last_error);
+    memcpy(last_error, tmp, sizeof tmp);
+}
+
+uint32_t hpl_version(void)
+{
+    return HPLVK_VERSION;
+}

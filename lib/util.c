@@ -1,0 +1,61 @@
+/* Host allocation (the one point every allocation goes through), logging and
+ * the clock. */
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void *hpl__malloc(size_t size)
+{
+    return malloc(size ? size : 1);
+}
+
+void *hpl__calloc(size_t count, size_t size)
+{
+    return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *hpl__realloc(void *p, size_t size)
+{
+    return realloc(p, size ? size : 1);
+}
+
+void hpl__free(void *p)
+{
+    free(p);
+}
+
+char *hpl__strdup(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = hpl__malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+void hpl__log(const hpl__logger *logger, hpl_log_level level, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (logger && logger->fn) {
+        logger->fn(logger->user, level, msg);
+        return;
+    }
+    if (level >= HPL_LOG_WARNING)
+        fprintf(stderr, "hplvk: %s: %s\n", level == HPL_LOG_WARNING ? "warning" : "error", msg);
+}
+
+uint64_t hpl__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
