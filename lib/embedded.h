@@ -1,0 +1,15 @@
+/* The library's own shaders, compiled and embedded at build time
+ * (cmake/embed.cmake generates the definitions from shaders/). */
+#ifndef HPL_EMBEDDED_H
+#define HPL_EMBEDDED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* shaders/hplvk.glsl as text (NUL-terminated). */
+extern const char hpl__prelude_glsl[];
+/* shaders/fill.comp compiled to SPIR-V. */
+extern const uint32_t hpl__fill_spv[];
+extern const size_t hpl__fill_spv_words;
+
+#endif
