@@ -1,0 +1,70 @@
+# ctest install_consumer: installs the build tree into a fresh prefix and
+# builds tests/consumer against it twice, with find_package(hplvk) and with
+# pkg-config, then runs both programs.
+#
+#   cmake -DBUILD_DIR=... -DCONSUMER_DIR=... -DWORK_DIR=... -DC_COMPILER=...
+#         -DPKG_CONFIG=... [-DGENERATOR=...] -P test_install.cmake
+cmake_minimum_required(VERSION 3.25)
+
+foreach(var BUILD_DIR CONSUMER_DIR WORK_DIR C_COMPILER)
+    if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+        message(FATAL_ERROR "test_install.cmake: -D${var}=... is required")
+    endif()
+endforeach()
+
+function(run what)
+    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "install_consumer: ${what} failed (${rc}): ${ARGN}")
+    endif()
+endfunction()
+
+set(prefix "${WORK_DIR}/prefix")
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+message(STATUS "== install into ${prefix}")
+run("cmake --install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
+
+# Where the library went (lib/ or lib/<multiarch>/, per GNUInstallDirs).
+file(GLOB_RECURSE sonames "${prefix}/*/libhplvk.so")
+list(LENGTH sonames n)
+if(NOT n EQUAL 1)
+    message(FATAL_ERROR "install_consumer: expected one libhplvk.so under ${prefix}, found: ${sonames}")
+endif()
+get_filename_component(libdir "${sonames}" DIRECTORY)
+foreach(f "${prefix}/include/hplvk.h" "${libdir}/pkgconfig/hplvk.pc"
+          "${libdir}/cmake/hplvk/hplvkConfig.cmake" "${libdir}/cmake/hplvk/hplvkConfigVersion.cmake")
+    if(NOT EXISTS "${f}")
+        message(FATAL_ERROR "install_consumer: ${f} was not installed")
+    endif()
+endforeach()
+if(NOT EXISTS "${libdir}/libhplvk.so.0")
+    message(FATAL_ERROR "install_consumer: the soname link libhplvk.so.0 was not installed")
+endif()
+
+# 1. CMake package.
+message(STATUS "== consumer with find_package(hplvk)")
+set(gen "")
+if(GENERATOR)
+    set(gen -G "${GENERATOR}")
+endif()
+run("configure consumer" "${CMAKE_COMMAND}" ${gen} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/cmake-build"
+    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}" -DCMAKE_BUILD_TYPE=Release)
+run("build consumer" "${CMAKE_COMMAND}" --build "${WORK_DIR}/cmake-build")
+run("run consumer (CMake)" "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${libdir}" "${WORK_DIR}/cmake-build/consumer")
+
+# 2. pkg-config, as a user would type it.
+message(STATUS "== consumer with pkg-config")
+if(NOT PKG_CONFIG)
+    message(FATAL_ERROR "install_consumer: pkg-config not found (apt-get install pkg-config)")
+endif()
+# (No ';' in the shell text: it would split the CMake list of arguments.)
+set(sh_cmd [["$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror "$1" $("$PKG_CONFIG" --cflags --libs hplvk) -o "$2"]])
+message(STATUS "PKG_CONFIG_PATH=${libdir}/pkgconfig ${C_COMPILER} consumer.c $(pkg-config --cflags --libs hplvk)")
+run("build consumer (pkg-config)" "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${libdir}/pkgconfig"
+    "PKG_CONFIG=${PKG_CONFIG}" "CC=${C_COMPILER}"
+    sh -c "${sh_cmd}" sh "${CONSUMER_DIR}/consumer.c" "${WORK_DIR}/pc-consumer")
+run("run consumer (pkg-config)" "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${libdir}" "${WORK_DIR}/pc-consumer")
+
+message(STATUS "== install_consumer: both consumers passed")

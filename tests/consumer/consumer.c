@@ -1,0 +1,71 @@
+/* Uses an installed hplvk: opens the default devices, writes an array from the
+ * host, fills another on device 0, reads both back and checks them. Exits
+ * non-zero on any failure. */
+#include <hplvk.h>
+
+#include <stdio.h>
+
+#define N 16
+
+static int check(int rc, const char *what)
+{
+    if (rc != HPL_OK)
+        fprintf(stderr, "consumer: %s: %s (%s)\n", what, hpl_error_name(rc), hpl_last_error());
+    return rc != HPL_OK;
+}
+
+int main(void)
+{
+    printf("hplvk header %d.%d.%d, library 0x%06x\n", HPLVK_VERSION_MAJOR, HPLVK_VERSION_MINOR, HPLVK_VERSION_PATCH,
+           (unsigned)hpl_version());
+    if (hpl_version() != HPLVK_VERSION) {
+        fprintf(stderr, "consumer: library version 0x%06x != header version 0x%06x\n", (unsigned)hpl_version(),
+                (unsigned)HPLVK_VERSION);
+        return 1;
+    }
+
+    hpl_context_desc desc = {0};
+    hpl_context *ctx = NULL;
+    if (check(hpl_context_create(&desc, &ctx), "hpl_context_create"))
+        return 1;
+    int devices = hpl_device_count(ctx);
+    printf("devices: %d\n", devices);
+    int failed = devices < 1;
+
+    hpl_array_desc adesc = {0};
+    adesc.type = HPL_FLOAT32;
+    adesc.dims[0] = N;
+    hpl_array a, b;
+    failed |= check(hpl_array_create(ctx, &adesc, &a), "hpl_array_create(a)");
+    failed |= check(hpl_array_create(ctx, &adesc, &b), "hpl_array_create(b)");
+    if (!failed) {
+        float in[N], out[N];
+        for (int i = 0; i < N; i++)
+            in[i] = 0.5f * (float)i - 3.0f;
+        failed |= check(hpl_array_write(ctx, a, in, sizeof in), "hpl_array_write");
+        failed |= check(hpl_array_read(ctx, a, out, sizeof out), "hpl_array_read(a)");
+        for (int i = 0; i < N && !failed; i++) {
+            if (out[i] != in[i]) {
+                fprintf(stderr, "consumer: a[%d] = %g, expected %g\n", i, (double)out[i], (double)in[i]);
+                failed = 1;
+            }
+        }
+
+        const float value = 2.5f;
+        failed |= check(hpl_array_fill(ctx, b, &value, 0), "hpl_array_fill");
+        failed |= check(hpl_array_read(ctx, b, out, sizeof out), "hpl_array_read(b)");
+        for (int i = 0; i < N && !failed; i++) {
+            if (out[i] != value) {
+                fprintf(stderr, "consumer: b[%d] = %g, expected %g\n", i, (double)out[i], (double)value);
+                failed = 1;
+            }
+        }
+        failed |= check(hpl_array_destroy(ctx, a), "hpl_array_destroy(a)");
+        failed |= check(hpl_array_destroy(ctx, b), "hpl_array_destroy(b)");
+    }
+    failed |= check(hpl_finish(ctx), "hpl_finish");
+    hpl_context_destroy(ctx);
+
+    printf("consumer: %s\n", failed ? "FAILED" : "ok");
+    return failed;
+}
