@@ -5,7 +5,8 @@
 #   sudo cmake/setup.sh test     build and run the whole test suite, then again
 #                                with AddressSanitizer + UBSan (build-asan/)
 #
-# On Debian/Ubuntu it first installs the packages that are missing (as root;
+# On Debian/Ubuntu it first installs the packages that are missing (as root,
+# without recommends: libc6-dev, only recommended by gcc, is listed itself;
 # without root it names them and stops). Runs from any directory; exits
 # non-zero on any failure.
 set -euo pipefail
@@ -27,7 +28,7 @@ t0=$SECONDS
 # --- packages -----------------------------------------------------------------
 packages=(libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools
           vulkan-validationlayers libspirv-cross-c-shared-dev vulkan-tools
-          cmake gcc g++ make pkg-config)
+          cmake gcc g++ make pkg-config libc6-dev)
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=()
     for p in "${packages[@]}"; do
