@@ -281,9 +281,8 @@ typedef enum hpl_access {
 } hpl_access;
 
 HPL_API int hpl_array_create(hpl_context *ctx, const hpl_array_desc *desc, hpl_array *out);
-/* Waits only for pending work that still reads or writes the array's host
- * storage (so user storage may be freed right after), then releases the
- * array's memory everywhere. Work already submitted completes normally. */
+/* Waits for pending work that uses the array (so user storage may be freed
+ * right after), then releases the array's memory everywhere. */
 HPL_API int hpl_array_destroy(hpl_context *ctx, hpl_array array);
 
 typedef struct hpl_array_info {
@@ -390,7 +389,9 @@ typedef struct hpl_arg_info {
 HPL_API int hpl_kernel_arg_count(hpl_context *ctx, hpl_kernel kernel);
 HPL_API int hpl_kernel_get_arg_info(hpl_context *ctx, hpl_kernel kernel, int index, hpl_arg_info *out);
 /* The local size the kernel declares (its layout(local_size_*) or 1,1,1), and
- * whether the library may choose another (a specialization-constant size). */
+ * whether the library chooses it (the kernel declares none). A kernel built
+ * on <hplvk.glsl> takes a launch.local other than its declared size; raw
+ * SPIR-V with a fixed size does not. */
 HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint32_t out[3], bool *choosable);
 
 /* ======================================================================

@@ -53,9 +53,16 @@ int hpl__fail(int code, const char *fmt, ...)
 
 void hpl__error_prefix(const char *prefix)
 {
-    char tmp[sizeof last_error];
-    snprintf(tmp, sizeof tmp, "%s: %s", prefix, last_error);
-    memcpy(last_error, tmp, sizeof tmp);
+    /* Shift the message right to make room; truncate at the end if needed. */
+    size_t plen = strlen(prefix) + 2, mlen = strlen(last_error);
+    if (plen >= sizeof last_error)
+        return;
+    if (plen + mlen >= sizeof last_error)
+        mlen = sizeof last_error - plen - 1;
+    memmove(last_error + plen, last_error, mlen);
+    last_error[plen + mlen] = 0;
+    memcpy(last_error, prefix, plen - 2);
+    memcpy(last_error + plen - 2, ": ", 2);
 }
 
 uint32_t hpl_version(void)

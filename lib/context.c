@@ -1,0 +1,183 @@
+/* Contexts: the Vulkan instance, validation, physical devices, teardown. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                    VkDebugUtilsMessageTypeFlagsEXT type,
+                                                    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
+{
+    (void)type;
+    hpl_context *ctx = user;
+    hpl_log_level level = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT     ? HPL_LOG_ERROR
+                          : severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT ? HPL_LOG_ERROR
+                                                                                        : HPL_LOG_INFO;
+    hpl__log(&ctx->logger, level, "validation: %s", data->pMessage);
+    return VK_FALSE;
+}
+
+static bool layer_present(const char *name)
+{
+    uint32_t n = 0;
+    vkEnumerateInstanceLayerProperties(&n, NULL);
+    VkLayerProperties *layers = hpl__calloc(n, sizeof *layers);
+    if (!layers)
+        return false;
+    vkEnumerateInstanceLayerProperties(&n, layers);
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++)
+        found = !strcmp(layers[i].layerName, name);
+    hpl__free(layers);
+    return found;
+}
+
+static bool env_true(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static int create_instance(hpl_context *ctx, bool validation)
+{
+    static const char *layer = "VK_LAYER_KHRONOS_validation";
+    if (validation && !layer_present(layer))
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "validation requested but %s is not installed "
+                                                "(Debian: vulkan-validationlayers)", layer);
+    VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                        .enabledValidationFeatureCount = 1,
+                                        .pEnabledValidationFeatures = enables};
+    VkDebugUtilsMessengerCreateInfoEXT messenger = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .pNext = &features,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_validation,
+        .pUserData = ctx};
+    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                             .pApplicationName = "hplvk",
+                             .pEngineName = "hplvk",
+                             .engineVersion = HPLVK_VERSION,
+                             .apiVersion = VK_API_VERSION_1_2};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pNext = validation ? &messenger : NULL,
+                               .pApplicationInfo = &app,
+                               .enabledLayerCount = validation ? 1 : 0,
+                               .ppEnabledLayerNames = &layer,
+                               .enabledExtensionCount = validation ? 1 : 0,
+                               .ppEnabledExtensionNames = extensions};
+    VkResult r = vkCreateInstance(&ci, NULL, &ctx->instance);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+        return hpl__fail(HPL_ERROR_NO_DEVICE, "no Vulkan 1.2 driver found (is mesa-vulkan-drivers installed?)");
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkCreateInstance");
+    if (validation) {
+        PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+            ctx->instance, "vkCreateDebugUtilsMessengerEXT");
+        messenger.pNext = NULL;
+        if (create && create(ctx->instance, &messenger, NULL, &ctx->messenger) != VK_SUCCESS)
+            ctx->messenger = VK_NULL_HANDLE;
+    }
+    return HPL_OK;
+}
+
+static int enumerate_physical(hpl_context *ctx)
+{
+    uint32_t n = 0;
+    VkResult r = vkEnumeratePhysicalDevices(ctx->instance, &n, NULL);
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkEnumeratePhysicalDevices");
+    if (n == 0)
+        return hpl__fail(HPL_ERROR_NO_DEVICE, "no Vulkan device found (is a driver such as mesa-vulkan-drivers installed?)");
+    ctx->physical = hpl__calloc(n, sizeof *ctx->physical);
+    ctx->physical_info = hpl__calloc(n, sizeof *ctx->physical_info);
+    if (!ctx->physical || !ctx->physical_info)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_context_create: out of host memory");
+    vkEnumeratePhysicalDevices(ctx->instance, &n, ctx->physical);
+    ctx->physical_count = (int)n;
+    for (uint32_t i = 0; i < n; i++)
+        hpl__physical_info(ctx->physical[i], i, &ctx->physical_info[i]);
+    return HPL_OK;
+}
+
+int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
+{
+    static const hpl_context_desc defaults = {0};
+    if (!out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_context_create: out is NULL");
+    if (!desc)
+        desc = &defaults;
+    hpl_context *ctx = hpl__calloc(1, sizeof *ctx);
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_context_create: out of host memory");
+    pthread_mutex_init(&ctx->lock, NULL);
+    ctx->logger = (hpl__logger){desc->log, desc->log_user};
+    const char *spec = desc->devices ? desc->devices : getenv("HPLVK_DEVICES");
+    int rc = hpl__cache_init(&ctx->cache, desc->cache_dir, desc->no_disk_cache, &ctx->logger);
+    if (rc == HPL_OK)
+        rc = create_instance(ctx, desc->validation || env_true("HPLVK_VALIDATION"));
+    if (rc == HPL_OK)
+        rc = enumerate_physical(ctx);
+    if (rc == HPL_OK)
+        rc = hpl__devices_open(ctx, spec);
+    if (rc == HPL_OK)
+        rc = hpl__progress_start(ctx);
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_context_create");
+        hpl_context_destroy(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return HPL_OK;
+}
+
+void hpl__context_record_error(hpl_context *ctx, int code)
+{
+    if (code != HPL_OK && ctx->deferred_error == HPL_OK)
+        ctx->deferred_error = code;
+}
+
+int hpl_finish(hpl_context *ctx)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_finish: ctx is NULL");
+    HPL__LOCK(ctx);
+    int rc = hpl__wait_idle(ctx);
+    if (rc == HPL_OK && ctx->deferred_error != HPL_OK) {
+        rc = hpl__fail(ctx->deferred_error, "hpl_finish: earlier asynchronous work failed: %s",
+                       hpl_error_string(ctx->deferred_error));
+    }
+    ctx->deferred_error = HPL_OK;
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+void hpl_context_destroy(hpl_context *ctx)
+{
+    if (!ctx)
+        return;
+    HPL__LOCK(ctx);
+    if (ctx->device_count)
+        hpl__wait_idle(ctx);
+    hpl__progress_stop(ctx);
+    hpl__kernel_destroy_all(ctx);
+    hpl__array_destroy_all(ctx);
+    hpl__devices_close(ctx);
+    if (ctx->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+            ctx->instance, "vkDestroyDebugUtilsMessengerEXT");
+        if (destroy)
+            destroy(ctx->instance, ctx->messenger, NULL);
+    }
+    if (ctx->instance)
+        vkDestroyInstance(ctx->instance, NULL);
+    hpl__free(ctx->physical);
+    hpl__free(ctx->physical_info);
+    hpl__cache_destroy(&ctx->cache);
+    HPL__UNLOCK(ctx);
+    pthread_mutex_destroy(&ctx->lock);
+    hpl__free(ctx);
+}

@@ -1,0 +1,445 @@
+/* Physical devices, logical devices, their queues and per-device objects. */
+#include "devspec.h"
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int hpl__vk_error(VkResult r, const char *what)
+{
+    switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", what);
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+        return hpl__fail(HPL_ERROR_OUT_OF_DEVICE_MEMORY, "%s: out of device memory", what);
+    case VK_ERROR_DEVICE_LOST:
+        return hpl__fail(HPL_ERROR_DEVICE_LOST, "%s: device lost", what);
+    default:
+        return hpl__fail(HPL_ERROR_VULKAN, "%s failed (VkResult %d)", what, (int)r);
+    }
+}
+
+static hpl_device_type device_type(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return HPL_DEVICE_CPU;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return HPL_DEVICE_DISCRETE_GPU;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return HPL_DEVICE_INTEGRATED_GPU;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return HPL_DEVICE_VIRTUAL_GPU;
+    default:
+        return HPL_DEVICE_OTHER;
+    }
+}
+
+static bool has_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+    VkExtensionProperties *ext = hpl__calloc(n, sizeof *ext);
+    if (!ext)
+        return false;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, ext);
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++)
+        found = !strcmp(ext[i].extensionName, name);
+    hpl__free(ext);
+    return found;
+}
+
+void hpl__physical_info(VkPhysicalDevice pd, uint32_t index, hpl_device_info *out)
+{
+    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceMaintenance4Properties m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES,
+                                                 .pNext = &subgroup};
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+                                                 .pNext = &m4};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties(pd, &props.properties);
+    bool has_m4 = props.properties.apiVersion >= VK_API_VERSION_1_3 || has_extension(pd, "VK_KHR_maintenance4");
+    if (!has_m4)
+        m3.pNext = &subgroup;
+    vkGetPhysicalDeviceProperties2(pd, &props);
+    const VkPhysicalDeviceLimits *lim = &props.properties.limits;
+
+    VkPhysicalDeviceFeatures features;
+    vkGetPhysicalDeviceFeatures(pd, &features);
+    VkPhysicalDeviceMemoryProperties mem;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", props.properties.deviceName);
+    out->type = device_type(props.properties.deviceType);
+    out->physical_index = index;
+    out->vendor_id = props.properties.vendorID;
+    out->device_id = props.properties.deviceID;
+    out->api_version = props.properties.apiVersion;
+    out->heap_count = HPL__MIN(mem.memoryHeapCount, HPL_MAX_HEAPS);
+    for (uint32_t h = 0; h < out->heap_count; h++) {
+        out->heaps[h].size = mem.memoryHeaps[h].size;
+        out->heaps[h].device_local = mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT;
+    }
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+    VkQueueFamilyProperties qf[HPL_MAX_QUEUE_FAMILIES];
+    nq = HPL__MIN(nq, HPL_MAX_QUEUE_FAMILIES);
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf);
+    out->queue_family_count = nq;
+    for (uint32_t q = 0; q < nq; q++) {
+        VkQueueFlags f = qf[q].queueFlags;
+        out->queue_families[q].count = qf[q].queueCount;
+        out->queue_families[q].flags = (f & VK_QUEUE_GRAPHICS_BIT ? HPL_QUEUE_GRAPHICS : 0) |
+                                       (f & VK_QUEUE_COMPUTE_BIT ? HPL_QUEUE_COMPUTE : 0) |
+                                       /* graphics/compute queues can always transfer */
+                                       (f & (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)
+                                            ? HPL_QUEUE_TRANSFER
+                                            : 0);
+    }
+    uint64_t max_alloc = m3.maxMemoryAllocationSize;
+    out->max_buffer_size = has_m4 ? HPL__MIN(max_alloc, m4.maxBufferSize) : max_alloc;
+    out->max_workgroup_invocations = lim->maxComputeWorkGroupInvocations;
+    for (int i = 0; i < 3; i++)
+        out->max_workgroup_count[i] = lim->maxComputeWorkGroupCount[i];
+    out->subgroup_size = subgroup.subgroupSize;
+    out->float64 = features.shaderFloat64;
+    out->int64 = features.shaderInt64;
+    out->host_import = has_extension(pd, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+}
+
+/* The compute queue family (compute-only preferred: it is what compute
+ * work gets on GPUs that have one) and a transfer-only family if any. */
+static void pick_queues(const hpl_device_info *info, uint32_t *compute, int *transfer)
+{
+    *compute = UINT32_MAX;
+    *transfer = -1;
+    for (uint32_t q = 0; q < info->queue_family_count; q++) {
+        uint32_t f = info->queue_families[q].flags;
+        if ((f & HPL_QUEUE_COMPUTE) && (*compute == UINT32_MAX || !(f & HPL_QUEUE_GRAPHICS)))
+            *compute = q;
+        if (f == HPL_QUEUE_TRANSFER && *transfer < 0)
+            *transfer = (int)q;
+    }
+}
+
+static int find_memory_type(const VkPhysicalDeviceMemoryProperties *mp, VkMemoryPropertyFlags want,
+                            VkMemoryPropertyFlags avoid)
+{
+    for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = mp->memoryTypes[i].propertyFlags;
+        if ((f & want) == want && !(f & avoid))
+            return (int)i;
+    }
+    return -1;
+}
+
+static int create_logical(hpl__device *d, uint32_t compute_family, int transfer_family)
+{
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queues[2] = {
+        {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+         .queueFamilyIndex = compute_family,
+         .queueCount = 1,
+         .pQueuePriorities = &priority},
+        {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+         .queueFamilyIndex = (uint32_t)transfer_family,
+         .queueCount = 1,
+         .pQueuePriorities = &priority},
+    };
+    VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 supported = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v12};
+    vkGetPhysicalDeviceFeatures2(d->physical, &supported);
+    if (!v12.timelineSemaphore || !v12.bufferDeviceAddress)
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s lacks %s", d->info.name,
+                         !v12.timelineSemaphore ? "timeline semaphores" : "buffer device addresses");
+
+    VkPhysicalDeviceVulkan12Features enable12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                                 .timelineSemaphore = VK_TRUE,
+                                                 .bufferDeviceAddress = VK_TRUE,
+                                                 .scalarBlockLayout = v12.scalarBlockLayout,
+                                                 .shaderInt8 = v12.shaderInt8,
+                                                 .shaderFloat16 = v12.shaderFloat16,
+                                                 .storageBuffer8BitAccess = v12.storageBuffer8BitAccess,
+                                                 .uniformAndStorageBuffer8BitAccess =
+                                                     v12.uniformAndStorageBuffer8BitAccess};
+    VkPhysicalDeviceFeatures2 enable = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &enable12};
+    enable.features.shaderFloat64 = supported.features.shaderFloat64;
+    enable.features.shaderInt64 = supported.features.shaderInt64;
+    enable.features.shaderInt16 = supported.features.shaderInt16;
+
+    const char *extensions[1];
+    uint32_t ext_count = 0;
+    if (d->info.host_import)
+        extensions[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .pNext = &enable,
+                             .queueCreateInfoCount = transfer_family >= 0 ? 2 : 1,
+                             .pQueueCreateInfos = queues,
+                             .enabledExtensionCount = ext_count,
+                             .ppEnabledExtensionNames = extensions};
+    VkResult r = vkCreateDevice(d->physical, &ci, NULL, &d->device);
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkCreateDevice");
+    d->queue_family = compute_family;
+    vkGetDeviceQueue(d->device, compute_family, 0, &d->queue);
+    if (transfer_family >= 0) {
+        d->transfer_family = (uint32_t)transfer_family;
+        vkGetDeviceQueue(d->device, d->transfer_family, 0, &d->transfer_queue);
+        d->info.dedicated_transfer_queue = true;
+    }
+    return HPL_OK;
+}
+
+static int create_timeline(hpl__device *d, VkSemaphore *out)
+{
+    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+    VkResult r = vkCreateSemaphore(d->device, &ci, NULL, out);
+    return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateSemaphore");
+}
+
+/* One descriptor set layout and pipeline layout serve every kernel: the
+ * argument block (dynamic uniform buffer) plus the launch push constants. */
+static int create_layouts(hpl__device *d)
+{
+    VkDescriptorSetLayoutBinding binding = {.binding = 0,
+                                            .descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC,
+                                            .descriptorCount = 1,
+                                            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = 1,
+                                           .pBindings = &binding};
+    VkResult r = vkCreateDescriptorSetLayout(d->device, &sci, NULL, &d->set_layout);
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkCreateDescriptorSetLayout");
+    VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = HPL__PUSH_SIZE};
+    VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                      .setLayoutCount = 1,
+                                      .pSetLayouts = &d->set_layout,
+                                      .pushConstantRangeCount = 1,
+                                      .pPushConstantRanges = &push};
+    r = vkCreatePipelineLayout(d->device, &pci, NULL, &d->pipeline_layout);
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkCreatePipelineLayout");
+    VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC, .descriptorCount = 256};
+    VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .maxSets = 256,
+                                      .poolSizeCount = 1,
+                                      .pPoolSizes = &size};
+    r = vkCreateDescriptorPool(d->device, &dci, NULL, &d->descriptor_pool);
+    return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateDescriptorPool");
+}
+
+static hpl__hash pipeline_cache_key(const hpl__device *d)
+{
+    hpl__hasher h;
+    hpl__hasher_init(&h);
+    hpl__hasher_add(&h, d->props.pipelineCacheUUID, VK_UUID_SIZE);
+    hpl__hasher_add(&h, &d->props.driverVersion, sizeof d->props.driverVersion);
+    hpl__hasher_add(&h, &d->props.vendorID, sizeof d->props.vendorID);
+    hpl__hasher_add(&h, &d->props.deviceID, sizeof d->props.deviceID);
+    return hpl__hasher_done(&h);
+}
+
+static int create_pipeline_cache(hpl_context *ctx, hpl__device *d)
+{
+    void *data = NULL;
+    size_t size = 0;
+    hpl__cache_load(&ctx->cache, "pipeline", pipeline_cache_key(d), &data, &size);
+    VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+                                    .initialDataSize = size,
+                                    .pInitialData = data};
+    VkResult r = vkCreatePipelineCache(d->device, &ci, NULL, &d->pipeline_cache);
+    if (r != VK_SUCCESS && data) {
+        /* The driver rejected the blob: start empty. */
+        ci.initialDataSize = 0;
+        ci.pInitialData = NULL;
+        r = vkCreatePipelineCache(d->device, &ci, NULL, &d->pipeline_cache);
+    }
+    hpl__free(data);
+    return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreatePipelineCache");
+}
+
+static void save_pipeline_cache(hpl_context *ctx, hpl__device *d)
+{
+    size_t size = 0;
+    if (!d->pipeline_cache || vkGetPipelineCacheData(d->device, d->pipeline_cache, &size, NULL) != VK_SUCCESS || !size)
+        return;
+    void *data = hpl__malloc(size);
+    if (data && vkGetPipelineCacheData(d->device, d->pipeline_cache, &size, data) == VK_SUCCESS)
+        hpl__cache_store(&ctx->cache, "pipeline", pipeline_cache_key(d), data, size);
+    hpl__free(data);
+}
+
+static int choose_memory_types(hpl__device *d)
+{
+    const VkPhysicalDeviceMemoryProperties *mp = &d->memory_props;
+    int local = find_memory_type(mp, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+    /* Argument blocks: host-visible and coherent, preferably device-local
+     * (resizable BAR), else plain host memory. */
+    int upload = find_memory_type(mp,
+                                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                      VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                  0);
+    if (upload < 0)
+        upload = find_memory_type(mp, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
+    if (local < 0)
+        local = find_memory_type(mp, 0, 0);
+    if (upload < 0)
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s has no host-visible coherent memory", d->info.name);
+    d->local_memory_type = (uint32_t)local;
+    d->upload_memory_type = (uint32_t)upload;
+    return HPL_OK;
+}
+
+static void query_import(hpl__device *d)
+{
+    if (!d->info.host_import)
+        return;
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT ext = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &ext};
+    vkGetPhysicalDeviceProperties2(d->physical, &p2);
+    d->import_alignment = ext.minImportedHostPointerAlignment;
+    d->get_host_pointer_props =
+        (PFN_vkGetMemoryHostPointerPropertiesEXT)vkGetDeviceProcAddr(d->device, "vkGetMemoryHostPointerPropertiesEXT");
+    d->host_import = d->get_host_pointer_props != NULL && d->import_alignment > 0;
+}
+
+static int open_device(hpl_context *ctx, hpl__device *d, int index, const hpl__devspec_entry *e)
+{
+    d->index = index;
+    d->physical = ctx->physical[e->physical];
+    d->info = ctx->physical_info[e->physical];
+    d->info.replica = (uint32_t)e->replica;
+    vkGetPhysicalDeviceProperties(d->physical, &d->props);
+    vkGetPhysicalDeviceMemoryProperties(d->physical, &d->memory_props);
+    uint32_t compute;
+    int transfer;
+    pick_queues(&d->info, &compute, &transfer);
+    if (compute == UINT32_MAX)
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s has no compute queue", d->info.name);
+    int rc = create_logical(d, compute, transfer);
+    if (rc == HPL_OK)
+        rc = choose_memory_types(d);
+    if (rc == HPL_OK) {
+        query_import(d);
+        rc = create_timeline(d, &d->timeline);
+    }
+    if (rc == HPL_OK)
+        rc = create_timeline(d, &d->gate);
+    if (rc == HPL_OK) {
+        VkCommandPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                      .queueFamilyIndex = compute};
+        VkResult r = vkCreateCommandPool(d->device, &ci, NULL, &d->command_pool);
+        rc = r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateCommandPool");
+    }
+    if (rc == HPL_OK)
+        rc = create_layouts(d);
+    if (rc == HPL_OK)
+        rc = create_pipeline_cache(ctx, d);
+    return rc;
+}
+
+int hpl__devices_open(hpl_context *ctx, const char *spec)
+{
+    uint32_t types[64];
+    for (int i = 0; i < ctx->physical_count && i < 64; i++)
+        types[i] = ctx->physical_info[i].type;
+    hpl__devspec_entry entries[HPL__MAX_DEVICES];
+    int count = 0;
+    int rc = hpl__devspec_resolve(spec, HPL__MIN(ctx->physical_count, 64), types, entries, HPL__MAX_DEVICES, &count);
+    for (int i = 0; rc == HPL_OK && i < count; i++) {
+        ctx->device_count = i + 1; /* so that close cleans up a half-open device */
+        rc = open_device(ctx, &ctx->devices[i], i, &entries[i]);
+    }
+    return rc;
+}
+
+static void close_device(hpl_context *ctx, hpl__device *d)
+{
+    if (!d->device)
+        return;
+    vkDeviceWaitIdle(d->device);
+    save_pipeline_cache(ctx, d);
+    hpl__args_release(d);
+    if (d->pipeline_cache)
+        vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
+    if (d->descriptor_pool)
+        vkDestroyDescriptorPool(d->device, d->descriptor_pool, NULL);
+    if (d->pipeline_layout)
+        vkDestroyPipelineLayout(d->device, d->pipeline_layout, NULL);
+    if (d->set_layout)
+        vkDestroyDescriptorSetLayout(d->device, d->set_layout, NULL);
+    if (d->command_pool)
+        vkDestroyCommandPool(d->device, d->command_pool, NULL);
+    hpl__free(d->cmds);
+    if (d->timeline)
+        vkDestroySemaphore(d->device, d->timeline, NULL);
+    if (d->gate)
+        vkDestroySemaphore(d->device, d->gate, NULL);
+    vkDestroyDevice(d->device, NULL);
+    memset(d, 0, sizeof *d);
+}
+
+void hpl__devices_close(hpl_context *ctx)
+{
+    for (int i = 0; i < ctx->device_count; i++)
+        close_device(ctx, &ctx->devices[i]);
+    ctx->device_count = 0;
+}
+
+/* ---- public ----------------------------------------------------------- */
+
+int hpl_device_count(hpl_context *ctx)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_device_count: ctx is NULL");
+    return ctx->device_count;
+}
+
+int hpl_device_get_info(hpl_context *ctx, int device, hpl_device_info *out)
+{
+    if (!ctx || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_device_get_info: %s is NULL", !ctx ? "ctx" : "out");
+    if (device < 0 || device >= ctx->device_count)
+        return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "hpl_device_get_info: device %d does not exist (the context has %d)",
+                         device, ctx->device_count);
+    *out = ctx->devices[device].info;
+    return HPL_OK;
+}
+
+int hpl_device_find(hpl_context *ctx, uint32_t type_mask, int nth)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_device_find: ctx is NULL");
+    int seen = 0;
+    for (int i = 0; i < ctx->device_count; i++)
+        if ((ctx->devices[i].info.type & type_mask) && seen++ == nth)
+            return i;
+    return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "hpl_device_find: there is no device number %d of type mask 0x%x (%d found)",
+                     nth, type_mask, seen);
+}
+
+int hpl_physical_device_count(hpl_context *ctx)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_physical_device_count: ctx is NULL");
+    return ctx->physical_count;
+}
+
+int hpl_physical_device_get_info(hpl_context *ctx, int index, hpl_device_info *out)
+{
+    if (!ctx || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_physical_device_get_info: %s is NULL", !ctx ? "ctx" : "out");
+    if (index < 0 || index >= ctx->physical_count)
+        return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE,
+                         "hpl_physical_device_get_info: physical device %d does not exist (the machine has %d)", index,
+                         ctx->physical_count);
+    *out = ctx->physical_info[index];
+    return HPL_OK;
+}

@@ -1,0 +1,366 @@
+/* Kernels: sources to SPIR-V (compile.c), reflection (reflect.c), variants
+ * per device type, and pipelines per (variant, device, local size). */
+#include "compile.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int hpl__kernel_get(hpl_context *ctx, hpl_kernel handle, hpl__kernel **out)
+{
+    hpl__kernel *k = hpl__pool_get(&ctx->kernels, handle.id);
+    if (!k)
+        return hpl__fail(HPL_ERROR_INVALID_HANDLE, "kernel handle %#x is not a live kernel (destroyed or never created)",
+                         handle.id);
+    *out = k;
+    return HPL_OK;
+}
+
+const hpl__variant *hpl__kernel_variant_for(const hpl__kernel *k, const hpl__device *d)
+{
+    for (int i = 1; i < k->variant_count; i++)
+        if (k->variants[i].device_types & d->info.type)
+            return &k->variants[i];
+    return &k->variants[0];
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int read_file(const char *path, char **data, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return hpl__fail(HPL_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = hpl__realloc(buf, cap);
+            if (!nb) {
+                hpl__free(buf);
+                fclose(f);
+                return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory reading '%s'", path);
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, 4096, f);
+        len += got;
+        if (got < 4096)
+            break;
+    }
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        hpl__free(buf);
+        return hpl__fail(HPL_ERROR_IO, "error reading '%s'", path);
+    }
+    buf[len] = 0;
+    *data = buf;
+    *size = len;
+    return HPL_OK;
+}
+
+static int copy_spirv(const uint32_t *words, size_t n, uint32_t **out)
+{
+    if (n < 5 || words[0] != 0x07230203u)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: %s", n < 5 ? "fewer than 5 words" : "bad magic number");
+    *out = hpl__malloc(n * sizeof *words);
+    if (!*out)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    memcpy(*out, words, n * sizeof *words);
+    return HPL_OK;
+}
+
+/* Any form of source to SPIR-V words. */
+static int source_to_spirv(hpl_context *ctx, const hpl_kernel_desc *desc, const hpl_kernel_source *src,
+                           uint32_t **spirv, size_t *words)
+{
+    if (src->spirv) {
+        *words = src->spirv_words;
+        return copy_spirv(src->spirv, src->spirv_words, spirv);
+    }
+    char *text = NULL;
+    size_t size = 0;
+    char dir[4096] = "";
+    int rc = HPL_OK;
+    if (src->path) {
+        rc = read_file(src->path, &text, &size);
+        if (rc == HPL_OK && ends_with(src->path, ".spv")) {
+            if (size % 4)
+                rc = hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "'%s' is not SPIR-V: its size is not a multiple of 4",
+                               src->path);
+            else
+                rc = copy_spirv((const uint32_t *)text, size / 4, spirv);
+            *words = size / 4;
+            hpl__free(text);
+            return rc;
+        }
+        const char *slash = strrchr(src->path, '/');
+        if (slash)
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - src->path), src->path);
+    } else if (!src->glsl) {
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "the kernel source has none of glsl, path, spirv");
+    }
+    if (rc != HPL_OK)
+        return rc;
+    hpl__compile_input in = {.glsl = text ? text : src->glsl,
+                             .name = src->name ? src->name : src->path ? src->path : "kernel",
+                             .defines = desc->defines,
+                             .include_dirs = desc->include_dirs,
+                             .source_dir = dir[0] ? dir : NULL};
+    rc = hpl__compile_glsl(&in, &ctx->cache, spirv, words, NULL);
+    hpl__free(text);
+    return rc;
+}
+
+static bool same_signature(const hpl__reflection *a, const hpl__reflection *b)
+{
+    if (a->arg_count != b->arg_count)
+        return false;
+    for (int i = 0; i < a->arg_count; i++) {
+        const hpl_arg_info *x = &a->args[i], *y = &b->args[i];
+        if (x->kind != y->kind || x->type != y->type || x->ndims != y->ndims || x->access != y->access)
+            return false;
+    }
+    return true;
+}
+
+static int build_variant(hpl_context *ctx, const hpl_kernel_desc *desc, const hpl_kernel_source *src,
+                         uint32_t device_types, hpl__variant *v)
+{
+    memset(v, 0, sizeof *v);
+    v->device_types = device_types;
+    int rc = source_to_spirv(ctx, desc, src, &v->spirv, &v->words);
+    if (rc == HPL_OK)
+        rc = hpl__reflect(v->spirv, v->words, &v->reflection);
+    return rc;
+}
+
+static void variant_free(hpl_context *ctx, hpl__variant *v)
+{
+    for (uint32_t i = 0; i < v->pipeline_count; i++)
+        vkDestroyPipeline(ctx->devices[v->pipelines[i].device].device, v->pipelines[i].pipeline, NULL);
+    for (int d = 0; d < ctx->device_count; d++)
+        if (v->modules[d])
+            vkDestroyShaderModule(ctx->devices[d].device, v->modules[d], NULL);
+    hpl__free(v->pipelines);
+    hpl__free(v->spirv);
+}
+
+static void kernel_free(hpl_context *ctx, hpl__kernel *k)
+{
+    for (int i = 0; i < k->variant_count; i++)
+        variant_free(ctx, &k->variants[i]);
+    hpl__free(k->name);
+    hpl__free(k);
+}
+
+static int build_kernel(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kernel *k)
+{
+    const hpl_kernel_source *src = &desc->source;
+    int rc = build_variant(ctx, desc, src, 0, &k->variants[0]);
+    k->variant_count = 1;
+    for (int i = 0; rc == HPL_OK && i < HPL_MAX_VARIANTS && desc->variants[i].device_types; i++) {
+        const hpl_kernel_variant *var = &desc->variants[i];
+        rc = build_variant(ctx, desc, &var->source, var->device_types, &k->variants[k->variant_count]);
+        k->variant_count++;
+        if (rc == HPL_OK && !same_signature(&k->variants[0].reflection, &k->variants[k->variant_count - 1].reflection))
+            rc = hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                           "variant %d declares other arguments than the generic source: every variant must take the same",
+                           i);
+    }
+    return rc;
+}
+
+static const char *source_name(const hpl_kernel_source *s)
+{
+    return s->name ? s->name : s->path ? s->path : "kernel";
+}
+
+int hpl__kernel_create_locked(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kernel **out)
+{
+    hpl__kernel *k = hpl__calloc(1, sizeof *k);
+    if (!k)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    k->name = hpl__strdup(source_name(&desc->source));
+    int rc = k->name ? build_kernel(ctx, desc, k) : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc != HPL_OK) {
+        kernel_free(ctx, k);
+        return rc;
+    }
+    *out = k;
+    return HPL_OK;
+}
+
+void hpl__kernel_free(hpl_context *ctx, hpl__kernel *k)
+{
+    kernel_free(ctx, k);
+}
+
+int hpl_kernel_create(hpl_context *ctx, const hpl_kernel_desc *desc, hpl_kernel *out)
+{
+    if (!ctx || !desc || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_kernel_create: %s is NULL",
+                         !ctx ? "ctx" : !desc ? "desc" : "out");
+    /* Compiling takes long: do it without holding the context. */
+    hpl__kernel *k = NULL;
+    int rc = hpl__kernel_create_locked(ctx, desc, &k);
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_kernel_create");
+        return rc;
+    }
+    HPL__LOCK(ctx);
+    uint32_t id = hpl__pool_add(&ctx->kernels, k);
+    if (!id)
+        kernel_free(ctx, k);
+    HPL__UNLOCK(ctx);
+    if (!id)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_kernel_create: out of host memory");
+    out->id = id;
+    return HPL_OK;
+}
+
+int hpl_kernel_destroy(hpl_context *ctx, hpl_kernel kernel)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_kernel_destroy: ctx is NULL");
+    HPL__LOCK(ctx);
+    hpl__kernel *k = hpl__pool_remove(&ctx->kernels, kernel.id);
+    int rc = HPL_OK;
+    if (!k) {
+        rc = hpl__fail(HPL_ERROR_INVALID_HANDLE, "hpl_kernel_destroy: kernel handle %#x is not a live kernel", kernel.id);
+    } else {
+        /* Pipelines may be in use by submitted work. */
+        hpl__wait_idle(ctx);
+        kernel_free(ctx, k);
+    }
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+static void free_each(void *object, void *user)
+{
+    kernel_free(user, object);
+}
+
+void hpl__kernel_destroy_all(hpl_context *ctx)
+{
+    hpl__pool_each(&ctx->kernels, free_each, ctx);
+    hpl__pool_free(&ctx->kernels);
+    if (ctx->fill_kernel)
+        kernel_free(ctx, ctx->fill_kernel);
+    ctx->fill_kernel = NULL;
+}
+
+static int kernel_query(hpl_context *ctx, hpl_kernel kernel, const char *fn, const hpl__reflection **r)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    HPL__LOCK(ctx);
+    hpl__kernel *k = NULL;
+    int rc = hpl__kernel_get(ctx, kernel, &k);
+    if (rc == HPL_OK)
+        *r = &k->variants[0].reflection; /* immutable while the kernel lives */
+    else
+        hpl__error_prefix(fn);
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+int hpl_kernel_arg_count(hpl_context *ctx, hpl_kernel kernel)
+{
+    const hpl__reflection *r;
+    int rc = kernel_query(ctx, kernel, "hpl_kernel_arg_count", &r);
+    return rc == HPL_OK ? r->arg_count : rc;
+}
+
+int hpl_kernel_get_arg_info(hpl_context *ctx, hpl_kernel kernel, int index, hpl_arg_info *out)
+{
+    const hpl__reflection *r;
+    int rc = kernel_query(ctx, kernel, "hpl_kernel_get_arg_info", &r);
+    if (rc != HPL_OK)
+        return rc;
+    if (!out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_kernel_get_arg_info: out is NULL");
+    if (index < 0 || index >= r->arg_count)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_kernel_get_arg_info: index %d is out of range (the kernel has %d arguments)",
+                         index, r->arg_count);
+    *out = r->args[index];
+    return HPL_OK;
+}
+
+int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint32_t out[3], bool *choosable)
+{
+    const hpl__reflection *r;
+    int rc = kernel_query(ctx, kernel, "hpl_kernel_get_local_size", &r);
+    if (rc != HPL_OK)
+        return rc;
+    if (!out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_kernel_get_local_size: out is NULL");
+    memcpy(out, r->local_size, sizeof r->local_size);
+    /* The library chooses only when the kernel declares no size itself. */
+    if (choosable)
+        *choosable = r->local_size_choosable && r->local_size[0] * r->local_size[1] * r->local_size[2] == 1;
+    return HPL_OK;
+}
+
+/* ---- pipelines -------------------------------------------------------- */
+
+static int module_for(hpl__variant *v, hpl__device *d, VkShaderModule *out)
+{
+    if (!v->modules[d->index]) {
+        VkShaderModuleCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                       .codeSize = v->words * 4,
+                                       .pCode = v->spirv};
+        VkResult r = vkCreateShaderModule(d->device, &ci, NULL, &v->modules[d->index]);
+        if (r != VK_SUCCESS)
+            return hpl__vk_error(r, "vkCreateShaderModule");
+    }
+    *out = v->modules[d->index];
+    return HPL_OK;
+}
+
+int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], VkPipeline *out)
+{
+    (void)ctx;
+    for (uint32_t i = 0; i < v->pipeline_count; i++) {
+        const hpl__pipeline *p = &v->pipelines[i];
+        if (p->device == d->index && !memcmp(p->local, local, sizeof p->local)) {
+            *out = p->pipeline;
+            return HPL_OK;
+        }
+    }
+    VkShaderModule module = VK_NULL_HANDLE;
+    int rc = module_for(v, d, &module);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__pipeline *list = hpl__realloc(v->pipelines, (v->pipeline_count + 1) * sizeof *list);
+    if (!list)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    v->pipelines = list;
+    VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
+    VkSpecializationInfo spec = {.mapEntryCount = 3, .pMapEntries = entries, .dataSize = 12, .pData = local};
+    VkComputePipelineCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = module,
+                  .pName = v->reflection.entry_point,
+                  .pSpecializationInfo = v->reflection.local_size_choosable ? &spec : NULL},
+        .layout = d->pipeline_layout};
+    hpl__pipeline *p = &v->pipelines[v->pipeline_count];
+    VkResult r = vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &ci, NULL, &p->pipeline);
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkCreateComputePipelines");
+    p->device = d->index;
+    memcpy(p->local, local, sizeof p->local);
+    v->pipeline_count++;
+    *out = p->pipeline;
+    return HPL_OK;
+}

@@ -1,0 +1,198 @@
+/* Device allocations: array buffers (with device addresses), the rings of
+ * argument blocks, and host memory imported into a device. */
+#include "internal.h"
+
+#include <string.h>
+
+int hpl__buffer_create(hpl__device *d, VkDeviceSize size, VkBufferUsageFlags usage, uint32_t memory_type,
+                       bool device_address, VkBuffer *buffer, VkDeviceMemory *memory)
+{
+    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .size = size,
+                             .usage = usage | (device_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0),
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    *memory = VK_NULL_HANDLE;
+    VkResult r = vkCreateBuffer(d->device, &bi, NULL, buffer);
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d->device, *buffer, &req);
+    VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                       .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = device_address ? &flags : NULL,
+                               .allocationSize = req.size,
+                               .memoryTypeIndex = memory_type};
+    if (!(req.memoryTypeBits & (1u << memory_type))) {
+        vkDestroyBuffer(d->device, *buffer, NULL);
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s: no suitable memory type for a buffer", d->info.name);
+    }
+    r = vkAllocateMemory(d->device, &ai, NULL, memory);
+    if (r == VK_SUCCESS)
+        r = vkBindBufferMemory(d->device, *buffer, *memory, 0);
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(d->device, *buffer, NULL);
+        if (*memory)
+            vkFreeMemory(d->device, *memory, NULL);
+        *buffer = VK_NULL_HANDLE;
+        *memory = VK_NULL_HANDLE;
+        return hpl__vk_error(r, "vkAllocateMemory");
+    }
+    return HPL_OK;
+}
+
+static int chunk_create(hpl__device *d, hpl__arg_chunk *c)
+{
+    memset(c, 0, sizeof *c);
+    /* HPL__ARG_RANGE of slack: the descriptor's range must fit after the
+     * last offset used. */
+    VkDeviceSize size = HPL__ARG_CHUNK_SIZE + HPL__ARG_RANGE;
+    int rc = hpl__buffer_create(d, size, VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT, d->upload_memory_type, false, &c->buffer,
+                                &c->memory);
+    if (rc != HPL_OK)
+        return rc;
+    VkResult r = vkMapMemory(d->device, c->memory, 0, VK_WHOLE_SIZE, 0, (void **)&c->map);
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = d->descriptor_pool,
+                                      .descriptorSetCount = 1,
+                                      .pSetLayouts = &d->set_layout};
+    if (r == VK_SUCCESS)
+        r = vkAllocateDescriptorSets(d->device, &ai, &c->set);
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(d->device, c->buffer, NULL);
+        vkFreeMemory(d->device, c->memory, NULL);
+        return hpl__vk_error(r, "argument ring");
+    }
+    VkDescriptorBufferInfo info = {.buffer = c->buffer, .offset = 0, .range = HPL__ARG_RANGE};
+    VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                              .dstSet = c->set,
+                              .descriptorCount = 1,
+                              .descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC,
+                              .pBufferInfo = &info};
+    vkUpdateDescriptorSets(d->device, 1, &w, 0, NULL);
+    return HPL_OK;
+}
+
+/* Moves to a chunk whose work is done, or makes a new one: never waits. */
+static int chunk_next(hpl__device *d)
+{
+    uint64_t done = hpl__device_completed(d);
+    for (uint32_t i = 1; i <= d->chunk_count; i++) {
+        uint32_t k = (d->chunk_current + i) % d->chunk_count;
+        if (d->chunks[k].last_value <= done) {
+            d->chunk_current = k;
+            d->chunks[k].used = 0;
+            return HPL_OK;
+        }
+    }
+    hpl__arg_chunk *chunks = hpl__realloc(d->chunks, (d->chunk_count + 1) * sizeof *chunks);
+    if (!chunks)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for kernel arguments");
+    d->chunks = chunks;
+    int rc = chunk_create(d, &d->chunks[d->chunk_count]);
+    if (rc != HPL_OK)
+        return rc;
+    d->chunk_current = d->chunk_count++;
+    return HPL_OK;
+}
+
+int hpl__args_alloc(hpl__device *d, uint32_t size, hpl__arg_chunk **chunk, uint32_t *offset)
+{
+    VkDeviceSize align = d->props.limits.minUniformBufferOffsetAlignment;
+    if (align < 16)
+        align = 16;
+    VkDeviceSize need = (size + align - 1) / align * align;
+    hpl__arg_chunk *c = d->chunk_count ? &d->chunks[d->chunk_current] : NULL;
+    if (!c || c->used + need > HPL__ARG_CHUNK_SIZE) {
+        int rc = chunk_next(d);
+        if (rc != HPL_OK)
+            return rc;
+        c = &d->chunks[d->chunk_current];
+    }
+    /* The caller stamps last_value after submitting; nothing else allocates
+     * in between (the context is locked). */
+    *offset = (uint32_t)c->used;
+    c->used += need;
+    *chunk = c;
+    return HPL_OK;
+}
+
+void hpl__args_release(hpl__device *d)
+{
+    for (uint32_t i = 0; i < d->chunk_count; i++) {
+        vkDestroyBuffer(d->device, d->chunks[i].buffer, NULL);
+        vkFreeMemory(d->device, d->chunks[i].memory, NULL);
+    }
+    hpl__free(d->chunks);
+    d->chunks = NULL;
+    d->chunk_count = d->chunk_current = 0;
+}
+
+int hpl__host_import(hpl__device *d, void *ptr, size_t size, VkBuffer *buffer, VkDeviceMemory *memory,
+                     VkDeviceSize *offset)
+{
+    if (!d->host_import)
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s cannot import host memory (VK_EXT_external_memory_host)",
+                         d->info.name);
+    /* Import whole pages around the data: the pages are the process's own
+     * memory, and only the data's bytes are ever copied. */
+    uintptr_t align = (uintptr_t)d->import_alignment;
+    uintptr_t start = (uintptr_t)ptr / align * align;
+    uintptr_t end = ((uintptr_t)ptr + size + align - 1) / align * align;
+    void *base = (void *)start;
+    VkDeviceSize bytes = end - start;
+
+    VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+    VkResult r = d->get_host_pointer_props(d->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, base, &hp);
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkGetMemoryHostPointerPropertiesEXT");
+    VkExternalMemoryBufferCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                            .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT};
+    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .pNext = &ext,
+                             .size = bytes,
+                             .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    r = vkCreateBuffer(d->device, &bi, NULL, buffer);
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkCreateBuffer (host import)");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d->device, *buffer, &req);
+    uint32_t bits = hp.memoryTypeBits & req.memoryTypeBits;
+    /* Prefer a coherent type: host writes then need no flush. */
+    int type = -1;
+    for (uint32_t i = 0; i < d->memory_props.memoryTypeCount; i++) {
+        if (!(bits & (1u << i)))
+            continue;
+        bool coherent = d->memory_props.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        if (type < 0 || coherent)
+            type = (int)i;
+        if (coherent)
+            break;
+    }
+    if (type < 0) {
+        vkDestroyBuffer(d->device, *buffer, NULL);
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s: no memory type can import this host memory", d->info.name);
+    }
+    *memory = VK_NULL_HANDLE;
+    VkImportMemoryHostPointerInfoEXT import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+                                               .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+                                               .pHostPointer = base};
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = &import,
+                               .allocationSize = bytes,
+                               .memoryTypeIndex = (uint32_t)type};
+    r = vkAllocateMemory(d->device, &ai, NULL, memory);
+    if (r == VK_SUCCESS)
+        r = vkBindBufferMemory(d->device, *buffer, *memory, 0);
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(d->device, *buffer, NULL);
+        if (*memory)
+            vkFreeMemory(d->device, *memory, NULL);
+        *buffer = VK_NULL_HANDLE;
+        *memory = VK_NULL_HANDLE;
+        return hpl__vk_error(r, "vkAllocateMemory (host import)");
+    }
+    *offset = (uintptr_t)ptr - start;
+    return HPL_OK;
+}

@@ -1,0 +1,197 @@
+/* Command buffers from a reusable ring, submission on a device's timeline,
+ * and host waits for timeline points. Nothing here waits inside eval: a
+ * command buffer still in flight is never waited for, a new one is made. */
+#include "internal.h"
+
+#include <sched.h>
+
+uint64_t hpl__device_completed(hpl__device *d)
+{
+    uint64_t value = 0;
+    if (vkGetSemaphoreCounterValue(d->device, d->timeline, &value) != VK_SUCCESS)
+        return 0;
+    return value;
+}
+
+static int grow_cmds(hpl__device *d, hpl__cmd **out)
+{
+    hpl__cmd *cmds = hpl__realloc(d->cmds, (d->cmd_count + 1) * sizeof *cmds);
+    if (!cmds)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a command buffer");
+    d->cmds = cmds;
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = d->command_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    hpl__cmd *c = &d->cmds[d->cmd_count];
+    VkResult r = vkAllocateCommandBuffers(d->device, &ai, &c->cb);
+    if (r != VK_SUCCESS)
+        return hpl__vk_error(r, "vkAllocateCommandBuffers");
+    c->value = 0;
+    d->cmd_count++;
+    *out = c;
+    return HPL_OK;
+}
+
+int hpl__cmd_begin(hpl__device *d, hpl__cmd **out)
+{
+    uint64_t done = hpl__device_completed(d);
+    hpl__cmd *cmd = NULL;
+    for (uint32_t i = 0; i < d->cmd_count && !cmd; i++)
+        if (d->cmds[i].value <= done && d->cmds[i].value != UINT64_MAX)
+            cmd = &d->cmds[i];
+    if (!cmd) {
+        int rc = grow_cmds(d, &cmd);
+        if (rc != HPL_OK)
+            return rc;
+    }
+    cmd->value = UINT64_MAX; /* recording: not free */
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VkResult r = vkBeginCommandBuffer(cmd->cb, &bi);
+    if (r != VK_SUCCESS) {
+        cmd->value = 0;
+        return hpl__vk_error(r, "vkBeginCommandBuffer");
+    }
+    /* Work on one queue runs in submission order: this barrier orders this
+     * command buffer after everything submitted before it on the device. */
+    hpl__barrier_all(cmd->cb);
+    *out = cmd;
+    return HPL_OK;
+}
+
+void hpl__cmd_abandon(hpl__device *d, hpl__cmd *cmd)
+{
+    (void)d;
+    vkResetCommandBuffer(cmd->cb, 0);
+    cmd->value = 0;
+}
+
+void hpl__barrier_all(VkCommandBuffer cb)
+{
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &b, 0, NULL,
+                         0, NULL);
+}
+
+/* Makes device writes (copies into imported host memory) visible to the
+ * host once the timeline value of this work is reached. */
+void hpl__barrier_to_host(VkCommandBuffer cb)
+{
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &b, 0, NULL, 0,
+                         NULL);
+}
+
+int hpl__cmd_submit(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t gate_value, hpl__point *at)
+{
+    (void)ctx;
+    hpl__barrier_to_host(cmd->cb);
+    VkResult r = vkEndCommandBuffer(cmd->cb);
+    if (r != VK_SUCCESS) {
+        cmd->value = 0;
+        return hpl__vk_error(r, "vkEndCommandBuffer");
+    }
+    uint64_t signal = d->submitted + 1;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .waitSemaphoreValueCount = gate_value ? 1 : 0,
+                                        .pWaitSemaphoreValues = &gate_value,
+                                        .signalSemaphoreValueCount = 1,
+                                        .pSignalSemaphoreValues = &signal};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .pNext = &ti,
+                       .waitSemaphoreCount = gate_value ? 1 : 0,
+                       .pWaitSemaphores = &d->gate,
+                       .pWaitDstStageMask = &stage,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &cmd->cb,
+                       .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &d->timeline};
+    r = vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
+    if (r != VK_SUCCESS) {
+        cmd->value = 0;
+        if (r == VK_ERROR_DEVICE_LOST)
+            d->error = HPL_ERROR_DEVICE_LOST;
+        return hpl__vk_error(r, "vkQueueSubmit");
+    }
+    d->submitted = signal;
+    cmd->value = signal;
+    *at = (hpl__point){d->index, signal};
+    return HPL_OK;
+}
+
+int hpl__gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value)
+{
+    hpl__point foreign[HPL__MAX_DEVICES];
+    int n = 0;
+    for (int i = 0; i < count; i++) {
+        if (points[i].device == d->index || points[i].value == 0)
+            continue; /* same queue: submission order and the barrier cover it */
+        if (hpl__device_completed(&ctx->devices[points[i].device]) >= points[i].value)
+            continue; /* already done */
+        n = hpl__points_add(foreign, n, points[i]);
+    }
+    *gate_value = 0;
+    if (n == 0)
+        return HPL_OK;
+    uint64_t value = d->gate_requested + 1;
+    int rc = hpl__progress_enqueue(ctx, d->index, value, foreign, n);
+    if (rc == HPL_OK) {
+        d->gate_requested = value;
+        *gate_value = value;
+    }
+    return rc;
+}
+
+/* Waits for one point: a short spin (the usual wait is short), then a
+ * blocking wait. */
+static int wait_point(hpl_context *ctx, hpl__point p)
+{
+    hpl__device *d = &ctx->devices[p.device];
+    for (int spin = 0; spin < 200; spin++) {
+        if (hpl__device_completed(d) >= p.value)
+            return HPL_OK;
+        sched_yield();
+    }
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                              .semaphoreCount = 1,
+                              .pSemaphores = &d->timeline,
+                              .pValues = &p.value};
+    VkResult r = vkWaitSemaphores(d->device, &wi, UINT64_MAX);
+    if (r == VK_SUCCESS)
+        return HPL_OK;
+    if (r == VK_ERROR_DEVICE_LOST)
+        d->error = HPL_ERROR_DEVICE_LOST;
+    return hpl__vk_error(r, "vkWaitSemaphores");
+}
+
+int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
+{
+    int rc = HPL_OK;
+    bool pending = false;
+    for (int i = 0; i < count && !pending; i++)
+        pending = points[i].value && hpl__device_completed(&ctx->devices[points[i].device]) < points[i].value;
+    if (!pending)
+        return HPL_OK;
+    /* Other threads may use the context while this one waits. */
+    HPL__UNLOCK(ctx);
+    for (int i = 0; i < count && rc == HPL_OK; i++)
+        if (points[i].value)
+            rc = wait_point(ctx, points[i]);
+    HPL__LOCK(ctx);
+    return rc;
+}
+
+int hpl__wait_idle(hpl_context *ctx)
+{
+    hpl__point points[HPL__MAX_DEVICES];
+    int n = 0;
+    for (int i = 0; i < ctx->device_count; i++)
+        n = hpl__points_add(points, n, (hpl__point){i, ctx->devices[i].submitted});
+    return hpl__wait_points(ctx, points, n);
+}
