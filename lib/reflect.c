@@ -1,0 +1,491 @@
+/* SPIR-V reflection through SPIRV-Cross's C API (see reflect.h).
+ *
+ * The kernel ABI (include/hplvk.h chapter 6, shaders/hplvk.glsl): one uniform
+ * block at set 0, binding 0 whose members are the arguments. A scalar member
+ * is a scalar argument. An array argument is a struct
+ *     { T_ref p; uintN dims; uintN stride; uintN origin; }
+ * where p is a PhysicalStorageBuffer pointer to a block { T v[]; } whose
+ * member is decorated NonWritable (read), NonReadable (write) or neither. */
+#include "reflect.h"
+
+#include <spirv_cross/spirv_cross_c.h>
+
+#include <stdio.h>
+#include <string.h>
+
+/* The prelude's hplvk_push block: 4 x uvec4 (shaders/hplvk.glsl). */
+#define HPL__PUSH_CONSTANT_BYTES 64
+
+typedef struct reflect_state {
+    spvc_context ctx;
+    spvc_compiler comp;
+    char spvc_error[512];
+} reflect_state;
+
+static void on_spvc_error(void *user, const char *error)
+{
+    reflect_state *st = user;
+    snprintf(st->spvc_error, sizeof st->spvc_error, "%s", error ? error : "unknown error");
+}
+
+static int spvc_fail(reflect_state *st, const char *what)
+{
+    const char *msg = st->spvc_error[0] ? st->spvc_error : spvc_context_get_last_error_string(st->ctx);
+    return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "SPIR-V rejected by SPIRV-Cross (%s): %s", what,
+                     msg && *msg ? msg : "no message");
+}
+
+static hpl_type scalar_type(spvc_basetype bt)
+{
+    switch (bt) {
+    case SPVC_BASETYPE_FP32:
+        return HPL_FLOAT32;
+    case SPVC_BASETYPE_FP64:
+        return HPL_FLOAT64;
+    case SPVC_BASETYPE_INT32:
+        return HPL_INT32;
+    case SPVC_BASETYPE_UINT32:
+        return HPL_UINT32;
+    case SPVC_BASETYPE_INT64:
+        return HPL_INT64;
+    case SPVC_BASETYPE_UINT64:
+        return HPL_UINT64;
+    default:
+        return HPL_TYPE_INVALID;
+    }
+}
+
+/* Local copies: reflection does not depend on the array module. */
+static uint32_t type_size(hpl_type t)
+{
+    return t == HPL_FLOAT64 || t == HPL_INT64 || t == HPL_UINT64 ? 8 : 4;
+}
+
+static const char *type_name(hpl_type t)
+{
+    static const char *const names[] = {"invalid", "float", "double", "int", "uint", "int64_t", "uint64_t"};
+    return (unsigned)t < HPL__ARRAY_LEN(names) ? names[t] : "invalid";
+}
+
+static bool is_plain(spvc_type t)
+{
+    return spvc_type_get_vector_size(t) == 1 && spvc_type_get_columns(t) == 1 &&
+           spvc_type_get_num_array_dimensions(t) == 0 &&
+           spvc_type_get_storage_class(t) != SpvStorageClassPhysicalStorageBuffer;
+}
+
+/* A GLSL-like description of a type for messages ("vec4", "float[3]",
+ * "struct Foo", "buffer reference"). */
+static void describe_type(spvc_compiler comp, spvc_type_id id, char *buf, size_t size)
+{
+    spvc_type t = spvc_compiler_get_type_handle(comp, id);
+    if (!t) {
+        snprintf(buf, size, "type %u", id);
+        return;
+    }
+    if (spvc_type_get_storage_class(t) == SpvStorageClassPhysicalStorageBuffer) {
+        snprintf(buf, size, "buffer reference");
+        return;
+    }
+    spvc_basetype bt = spvc_type_get_basetype(t);
+    unsigned vec = spvc_type_get_vector_size(t), cols = spvc_type_get_columns(t);
+    const char *scalar = "?", *prefix = "?";
+    switch (bt) {
+    case SPVC_BASETYPE_BOOLEAN: scalar = "bool"; prefix = "b"; break;
+    case SPVC_BASETYPE_INT8: scalar = "int8_t"; prefix = "i8"; break;
+    case SPVC_BASETYPE_UINT8: scalar = "uint8_t"; prefix = "u8"; break;
+    case SPVC_BASETYPE_INT16: scalar = "int16_t"; prefix = "i16"; break;
+    case SPVC_BASETYPE_UINT16: scalar = "uint16_t"; prefix = "u16"; break;
+    case SPVC_BASETYPE_INT32: scalar = "int"; prefix = "i"; break;
+    case SPVC_BASETYPE_UINT32: scalar = "uint"; prefix = "u"; break;
+    case SPVC_BASETYPE_INT64: scalar = "int64_t"; prefix = "i64"; break;
+    case SPVC_BASETYPE_UINT64: scalar = "uint64_t"; prefix = "u64"; break;
+    case SPVC_BASETYPE_FP16: scalar = "float16_t"; prefix = "f16"; break;
+    case SPVC_BASETYPE_FP32: scalar = "float"; prefix = ""; break;
+    case SPVC_BASETYPE_FP64: scalar = "double"; prefix = "d"; break;
+    case SPVC_BASETYPE_IMAGE: scalar = "image"; break;
+    case SPVC_BASETYPE_SAMPLED_IMAGE: scalar = "sampler (combined)"; break;
+    case SPVC_BASETYPE_SAMPLER: scalar = "sampler"; break;
+    case SPVC_BASETYPE_ATOMIC_COUNTER: scalar = "atomic counter"; break;
+    case SPVC_BASETYPE_ACCELERATION_STRUCTURE: scalar = "acceleration structure"; break;
+    default: break;
+    }
+    int n;
+    if (bt == SPVC_BASETYPE_STRUCT) {
+        const char *name = spvc_compiler_get_name(comp, spvc_type_get_base_type_id(t));
+        n = snprintf(buf, size, "struct %s", name && *name ? name : "(unnamed)");
+    } else if (cols > 1) {
+        n = snprintf(buf, size, "%smat%ux%u", bt == SPVC_BASETYPE_FP64 ? "d" : "", cols, vec);
+    } else if (vec > 1) {
+        n = snprintf(buf, size, "%svec%u", prefix, vec);
+    } else {
+        n = snprintf(buf, size, "%s", scalar);
+    }
+    unsigned dims = spvc_type_get_num_array_dimensions(t);
+    for (unsigned d = 0; d < dims && n >= 0 && (size_t)n < size; d++) {
+        /* SPIRV-Cross lists dimensions innermost first. */
+        unsigned i = dims - 1 - d;
+        if (spvc_type_array_dimension_is_literal(t, i) && spvc_type_get_array_dimension(t, i) == 0)
+            n += snprintf(buf + n, size - (size_t)n, "[]");
+        else if (spvc_type_array_dimension_is_literal(t, i))
+            n += snprintf(buf + n, size - (size_t)n, "[%u]", (unsigned)spvc_type_get_array_dimension(t, i));
+        else
+            n += snprintf(buf + n, size - (size_t)n, "[spec]");
+    }
+}
+
+static int member_offset(reflect_state *st, spvc_type t, unsigned i, uint32_t *out)
+{
+    unsigned off = 0;
+    if (spvc_compiler_type_struct_member_offset(st->comp, t, i, &off) != SPVC_SUCCESS)
+        return spvc_fail(st, "member offset");
+    *out = off;
+    return HPL_OK;
+}
+
+/* An array argument, or HPL_ERROR_KERNEL_SIGNATURE with `why` filled in
+ * (the caller names the argument). Returns 1 when the member is not shaped
+ * like an array struct at all. */
+static int reflect_array(reflect_state *st, spvc_type mt, uint32_t base, hpl_arg_info *arg,
+                         hpl__array_layout *layout, char *why, size_t why_size)
+{
+    spvc_compiler comp = st->comp;
+    if (spvc_type_get_basetype(mt) != SPVC_BASETYPE_STRUCT || !is_plain(mt) ||
+        spvc_type_get_num_member_types(mt) != 4)
+        return 1;
+    spvc_type pt = spvc_compiler_get_type_handle(comp, spvc_type_get_member_type(mt, 0));
+    if (!pt || spvc_type_get_storage_class(pt) != SpvStorageClassPhysicalStorageBuffer ||
+        spvc_type_get_basetype(pt) != SPVC_BASETYPE_STRUCT || spvc_type_get_num_array_dimensions(pt) != 0)
+        return 1;
+
+    /* Pointee: a block whose member 0 is a runtime array of a scalar. */
+    spvc_type_id pointee_id = spvc_type_get_base_type_id(pt);
+    spvc_type pointee = spvc_compiler_get_type_handle(comp, pointee_id);
+    if (!pointee || spvc_type_get_num_member_types(pointee) < 1) {
+        snprintf(why, why_size, "its buffer reference does not point to a block { T v[]; }");
+        return HPL_ERROR_KERNEL_SIGNATURE;
+    }
+    spvc_type_id arr_id = spvc_type_get_member_type(pointee, 0);
+    spvc_type arr = spvc_compiler_get_type_handle(comp, arr_id);
+    if (!arr || spvc_type_get_num_array_dimensions(arr) != 1 || !spvc_type_array_dimension_is_literal(arr, 0) ||
+        spvc_type_get_array_dimension(arr, 0) != 0 || spvc_type_get_vector_size(arr) != 1 ||
+        spvc_type_get_columns(arr) != 1 || spvc_type_get_storage_class(arr) == SpvStorageClassPhysicalStorageBuffer) {
+        char d[96];
+        describe_type(comp, arr_id, d, sizeof d);
+        snprintf(why, why_size, "its buffer reference points to %s, not a runtime array of scalars", d);
+        return HPL_ERROR_KERNEL_SIGNATURE;
+    }
+    hpl_type type = scalar_type(spvc_type_get_basetype(arr));
+    if (type == HPL_TYPE_INVALID) {
+        char d[96];
+        describe_type(comp, arr_id, d, sizeof d);
+        snprintf(why, why_size, "element type %s is not float, double, int, uint, int64_t or uint64_t", d);
+        return HPL_ERROR_KERNEL_SIGNATURE;
+    }
+    uint32_t v_off = 0;
+    int rc = member_offset(st, pointee, 0, &v_off);
+    if (rc)
+        return rc;
+    unsigned stride = spvc_compiler_get_decoration(comp, arr_id, SpvDecorationArrayStride);
+    if (v_off != 0 || stride != type_size(type)) {
+        snprintf(why, why_size,
+                 "its elements are not tightly packed (offset %u, array stride %u; use std430 or scalar layout)",
+                 v_off, stride);
+        return HPL_ERROR_KERNEL_SIGNATURE;
+    }
+    bool nonwritable = spvc_compiler_has_member_decoration(comp, pointee_id, 0, SpvDecorationNonWritable);
+    bool nonreadable = spvc_compiler_has_member_decoration(comp, pointee_id, 0, SpvDecorationNonReadable);
+    if (nonwritable && nonreadable) {
+        snprintf(why, why_size, "its elements are both readonly and writeonly");
+        return HPL_ERROR_KERNEL_SIGNATURE;
+    }
+
+    /* dims, stride, origin: uint vectors of one size N in 1..3. */
+    unsigned ndims = 0;
+    static const char *const field[4] = {"p", "dims", "stride", "origin"};
+    for (unsigned f = 1; f < 4; f++) {
+        spvc_type_id fid = spvc_type_get_member_type(mt, f);
+        spvc_type ft = spvc_compiler_get_type_handle(comp, fid);
+        unsigned n = ft ? spvc_type_get_vector_size(ft) : 0;
+        if (!ft || spvc_type_get_basetype(ft) != SPVC_BASETYPE_UINT32 || spvc_type_get_columns(ft) != 1 ||
+            spvc_type_get_num_array_dimensions(ft) != 0 || n < 1 || n > 3 || (ndims && n != ndims)) {
+            char d[96];
+            describe_type(comp, fid, d, sizeof d);
+            snprintf(why, why_size, "field %u (%s) is %s, expected uint or uvec2/uvec3 like the other fields", f,
+                     field[f], d);
+            return HPL_ERROR_KERNEL_SIGNATURE;
+        }
+        ndims = n;
+    }
+
+    uint32_t off[4];
+    for (unsigned f = 0; f < 4; f++) {
+        rc = member_offset(st, mt, f, &off[f]);
+        if (rc)
+            return rc;
+    }
+    layout->pointer = base + off[0];
+    layout->dims = base + off[1];
+    layout->stride = base + off[2];
+    layout->origin = base + off[3];
+    if (layout->pointer % 8 != 0) {
+        snprintf(why, why_size, "its buffer reference is at offset %u, not a multiple of 8", layout->pointer);
+        return HPL_ERROR_KERNEL_SIGNATURE;
+    }
+    arg->kind = HPL_ARG_ARRAY;
+    arg->type = type;
+    arg->ndims = (int)ndims;
+    arg->access = nonwritable ? HPL_READ : nonreadable ? HPL_WRITE : HPL_READ_WRITE;
+    arg->offset = base;
+    return HPL_OK;
+}
+
+static int reflect_args(reflect_state *st, const spvc_reflected_resource *block, hpl__reflection *out)
+{
+    spvc_compiler comp = st->comp;
+    spvc_type vt = spvc_compiler_get_type_handle(comp, block->type_id);
+    spvc_type bt = spvc_compiler_get_type_handle(comp, block->base_type_id);
+    if (!vt || !bt)
+        return spvc_fail(st, "argument block type");
+    if (spvc_type_get_num_array_dimensions(vt) != 0)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                         "the argument block '%s' (set 0, binding 0) is an array of blocks; declare one hpl_args block",
+                         block->name ? block->name : "");
+    unsigned count = spvc_type_get_num_member_types(bt);
+    if (count > HPL__MAX_ARGS)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "the kernel has %u arguments; at most %d are supported", count,
+                         HPL__MAX_ARGS);
+    for (unsigned i = 0; i < count; i++) {
+        hpl_arg_info *arg = &out->args[i];
+        const char *name = spvc_compiler_get_member_name(comp, block->base_type_id, i);
+        if (name && *name)
+            snprintf(arg->name, sizeof arg->name, "%s", name);
+        else
+            snprintf(arg->name, sizeof arg->name, "arg%u", i);
+
+        uint32_t base = 0;
+        int rc = member_offset(st, bt, i, &base);
+        if (rc)
+            return rc;
+        spvc_type_id mid = spvc_type_get_member_type(bt, i);
+        spvc_type mt = spvc_compiler_get_type_handle(comp, mid);
+        if (!mt)
+            return spvc_fail(st, "argument type");
+
+        hpl_type stype = scalar_type(spvc_type_get_basetype(mt));
+        if (stype != HPL_TYPE_INVALID && is_plain(mt)) {
+            if (base % type_size(stype) != 0)
+                return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                                 "argument %u '%s' (%s) is at offset %u, not aligned to its size", i, arg->name,
+                                 type_name(stype), base);
+            arg->kind = HPL_ARG_SCALAR;
+            arg->type = stype;
+            arg->ndims = 0;
+            arg->access = HPL_READ;
+            arg->offset = base;
+            continue;
+        }
+        char why[256] = "";
+        rc = reflect_array(st, mt, base, arg, &out->layout[i], why, sizeof why);
+        if (rc == HPL_OK)
+            continue;
+        char d[96];
+        describe_type(comp, mid, d, sizeof d);
+        if (rc == HPL_ERROR_KERNEL_SIGNATURE && why[0])
+            return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "argument %u '%s' (%s): %s", i, arg->name, d, why);
+        if (rc != 1)
+            return rc;
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                         "argument %u '%s' has type %s; an argument is a scalar (float, double, int, uint, "
+                         "int64_t, uint64_t) or an array declared with hpl_in/hpl_out/hpl_inout(T, N)",
+                         i, arg->name, d);
+    }
+    size_t size = 0;
+    if (count > 0 && spvc_compiler_get_declared_struct_size(comp, bt, &size) != SPVC_SUCCESS)
+        return spvc_fail(st, "argument block size");
+    out->arg_count = (int)count;
+    out->args_size = (uint32_t)size;
+    return HPL_OK;
+}
+
+static const struct {
+    spvc_resource_type type;
+    const char *what;
+} other_resources[] = {
+    {SPVC_RESOURCE_TYPE_STORAGE_BUFFER, "storage buffer"},
+    {SPVC_RESOURCE_TYPE_STORAGE_IMAGE, "storage image"},
+    {SPVC_RESOURCE_TYPE_SAMPLED_IMAGE, "sampled image"},
+    {SPVC_RESOURCE_TYPE_SEPARATE_IMAGE, "texture"},
+    {SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS, "sampler"},
+    {SPVC_RESOURCE_TYPE_ATOMIC_COUNTER, "atomic counter"},
+    {SPVC_RESOURCE_TYPE_SUBPASS_INPUT, "subpass input"},
+    {SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE, "acceleration structure"},
+    {SPVC_RESOURCE_TYPE_SHADER_RECORD_BUFFER, "shader record buffer"},
+};
+
+static int reject_resource(reflect_state *st, const char *what, const spvc_reflected_resource *r)
+{
+    unsigned set = spvc_compiler_get_decoration(st->comp, r->id, SpvDecorationDescriptorSet);
+    unsigned binding = spvc_compiler_get_decoration(st->comp, r->id, SpvDecorationBinding);
+    const char *var = spvc_compiler_get_name(st->comp, r->id);
+    char name[160];
+    if (var && *var && r->name && strcmp(var, r->name) != 0)
+        snprintf(name, sizeof name, "'%s' (block '%s')", var, r->name);
+    else
+        snprintf(name, sizeof name, "'%s'", r->name && *r->name ? r->name : (var && *var ? var : "(unnamed)"));
+    return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                     "the kernel declares %s %s (set %u, binding %u); hplvk kernels take arrays through the "
+                     "hpl_args block (hpl_in/hpl_out/hpl_inout) and no other descriptors",
+                     what, name, set, binding);
+}
+
+static int reflect_resources(reflect_state *st, hpl__reflection *out)
+{
+    spvc_resources res = NULL;
+    if (spvc_compiler_create_shader_resources(st->comp, &res) != SPVC_SUCCESS)
+        return spvc_fail(st, "shader resources");
+    for (size_t k = 0; k < HPL__ARRAY_LEN(other_resources); k++) {
+        const spvc_reflected_resource *list = NULL;
+        size_t n = 0;
+        if (spvc_resources_get_resource_list_for_type(res, other_resources[k].type, &list, &n) != SPVC_SUCCESS)
+            return spvc_fail(st, "resource list");
+        if (n > 0)
+            return reject_resource(st, other_resources[k].what, &list[0]);
+    }
+    const spvc_reflected_resource *ubos = NULL;
+    size_t nubo = 0;
+    if (spvc_resources_get_resource_list_for_type(res, SPVC_RESOURCE_TYPE_UNIFORM_BUFFER, &ubos, &nubo) !=
+        SPVC_SUCCESS)
+        return spvc_fail(st, "resource list");
+    const spvc_reflected_resource *args = NULL;
+    for (size_t i = 0; i < nubo; i++) {
+        unsigned set = spvc_compiler_get_decoration(st->comp, ubos[i].id, SpvDecorationDescriptorSet);
+        unsigned binding = spvc_compiler_get_decoration(st->comp, ubos[i].id, SpvDecorationBinding);
+        if (set == 0 && binding == 0 && !args)
+            args = &ubos[i];
+        else
+            return reject_resource(st, "uniform block", &ubos[i]);
+    }
+    /* Push constants: the prelude's 64-byte launch geometry block (eval
+     * pushes exactly that); a bigger block could not be fed. */
+    const spvc_reflected_resource *pcs = NULL;
+    size_t npc = 0;
+    if (spvc_resources_get_resource_list_for_type(res, SPVC_RESOURCE_TYPE_PUSH_CONSTANT, &pcs, &npc) != SPVC_SUCCESS)
+        return spvc_fail(st, "resource list");
+    for (size_t i = 0; i < npc; i++) {
+        size_t size = 0;
+        spvc_type t = spvc_compiler_get_type_handle(st->comp, pcs[i].base_type_id);
+        if (!t || spvc_compiler_get_declared_struct_size(st->comp, t, &size) != SPVC_SUCCESS)
+            return spvc_fail(st, "push constant block size");
+        if (size > HPL__PUSH_CONSTANT_BYTES)
+            return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                             "the kernel's push constant block '%s' is %zu bytes; hplvk kernels use only the "
+                             "prelude's %d-byte block (launch geometry) and take arguments through hpl_args",
+                             pcs[i].name ? pcs[i].name : "", size, HPL__PUSH_CONSTANT_BYTES);
+    }
+    out->arg_count = 0;
+    out->args_size = 0;
+    return args ? reflect_args(st, args, out) : HPL_OK;
+}
+
+static int reflect_local_size(reflect_state *st, hpl__reflection *out)
+{
+    spvc_compiler comp = st->comp;
+    for (unsigned i = 0; i < 3; i++) {
+        unsigned v = spvc_compiler_get_execution_mode_argument_by_index(comp, SpvExecutionModeLocalSize, i);
+        out->local_size[i] = v ? v : 1;
+    }
+    spvc_specialization_constant sc[3];
+    memset(sc, 0, sizeof sc);
+    spvc_constant_id wg = spvc_compiler_get_work_group_size_specialization_constants(comp, &sc[0], &sc[1], &sc[2]);
+    bool choosable = wg != 0;
+    for (unsigned i = 0; i < 3 && wg != 0; i++) {
+        if (sc[i].id != 0) {
+            spvc_constant c = spvc_compiler_get_constant_handle(comp, sc[i].id);
+            if (c)
+                out->local_size[i] = spvc_constant_get_scalar_u32(c, 0, 0);
+            if (!spvc_compiler_has_decoration(comp, sc[i].id, SpvDecorationSpecId) || sc[i].constant_id != i)
+                choosable = false;
+        } else {
+            /* A plain constant component of the WorkgroupSize composite. */
+            spvc_constant c = spvc_compiler_get_constant_handle(comp, wg);
+            if (c)
+                out->local_size[i] = spvc_constant_get_scalar_u32(c, 0, i);
+            choosable = false;
+        }
+    }
+    for (unsigned i = 0; i < 3; i++) {
+        if (out->local_size[i] == 0)
+            return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "the kernel's local size %c is 0", "xyz"[i]);
+    }
+    out->local_size_choosable = choosable;
+    return HPL_OK;
+}
+
+static int reflect_module(reflect_state *st, const uint32_t *spirv, size_t words, hpl__reflection *out)
+{
+    spvc_parsed_ir ir = NULL;
+    if (spvc_context_parse_spirv(st->ctx, spirv, words, &ir) != SPVC_SUCCESS)
+        return spvc_fail(st, "parse");
+    if (spvc_context_create_compiler(st->ctx, SPVC_BACKEND_NONE, ir, SPVC_CAPTURE_MODE_TAKE_OWNERSHIP, &st->comp) !=
+        SPVC_SUCCESS)
+        return spvc_fail(st, "create compiler");
+
+    const spvc_entry_point *eps = NULL;
+    size_t neps = 0;
+    if (spvc_compiler_get_entry_points(st->comp, &eps, &neps) != SPVC_SUCCESS)
+        return spvc_fail(st, "entry points");
+    const spvc_entry_point *ep = NULL;
+    for (size_t i = 0; i < neps && !ep; i++)
+        if (eps[i].execution_model == SpvExecutionModelGLCompute)
+            ep = &eps[i];
+    if (!ep)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not a compute shader: the module has %s",
+                         neps ? "no GLCompute entry point" : "no entry point");
+    if (strlen(ep->name) >= sizeof out->entry_point)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "entry point name '%.40s...' is too long (max %zu characters)",
+                         ep->name, sizeof out->entry_point - 1);
+    snprintf(out->entry_point, sizeof out->entry_point, "%s", ep->name);
+    if (spvc_compiler_set_entry_point(st->comp, ep->name, SpvExecutionModelGLCompute) != SPVC_SUCCESS)
+        return spvc_fail(st, "set entry point");
+
+    const SpvCapability *caps = NULL;
+    size_t ncaps = 0;
+    if (spvc_compiler_get_declared_capabilities(st->comp, &caps, &ncaps) != SPVC_SUCCESS)
+        return spvc_fail(st, "capabilities");
+    for (size_t i = 0; i < ncaps; i++) {
+        if (caps[i] == SpvCapabilityFloat64)
+            out->needs_float64 = true;
+        if (caps[i] == SpvCapabilityInt64)
+            out->needs_int64 = true;
+    }
+
+    int rc = reflect_local_size(st, out);
+    if (rc)
+        return rc;
+    return reflect_resources(st, out);
+}
+
+int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out)
+{
+    if (!spirv || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "reflect: no SPIR-V");
+    if (words < 5 || spirv[0] != 0x07230203u)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V (%zu words, magic 0x%08x)", words,
+                         words ? spirv[0] : 0u);
+
+    reflect_state st;
+    memset(&st, 0, sizeof st);
+    if (spvc_context_create(&st.ctx) != SPVC_SUCCESS || !st.ctx)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "reflect: cannot create a SPIRV-Cross context");
+    spvc_context_set_error_callback(st.ctx, on_spvc_error, &st);
+
+    hpl__reflection *r = hpl__calloc(1, sizeof *r);
+    int rc = r ? reflect_module(&st, spirv, words, r)
+               : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "reflect: out of host memory");
+    spvc_context_destroy(st.ctx);
+    if (rc == HPL_OK)
+        *out = *r; /* out is untouched on failure */
+    hpl__free(r);
+    return rc;
+}
