@@ -56,9 +56,11 @@ HPLVK_TYPE(int64_t, 8)
 HPLVK_TYPE(uint64_t, 8)
 HPLVK_TYPE(double, 8)
 
-#define hpl_in(T, N) hplvk_arr_ro_##T##_##N
-#define hpl_out(T, N) hplvk_arr_wo_##T##_##N
-#define hpl_inout(T, N) hplvk_arr_rw_##T##_##N
+// Two levels, so that macro arguments (hpl_in(MY_TYPE, 2)) expand first.
+#define HPLVK_ARG_(TAG, T, N) hplvk_arr_##TAG##_##T##_##N
+#define hpl_in(T, N) HPLVK_ARG_(ro, T, N)
+#define hpl_out(T, N) HPLVK_ARG_(wo, T, N)
+#define hpl_inout(T, N) HPLVK_ARG_(rw, T, N)
 
 // The argument block: members in declaration order are the eval arguments.
 #define hpl_args layout(set = 0, binding = 0, std140) uniform hplvk_args_t
