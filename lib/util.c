@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 /* Host allocation (the one point every allocation goes through), logging and
  * the clock. */
 #include "common.h"
