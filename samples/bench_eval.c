@@ -2,13 +2,14 @@
  * bench_eval — what one eval costs through hplvk, next to the same kernel
  * through hand-written Vulkan, in one run on the same device.
  *
- *   bench_eval [n [evals [latency_iters]]]
+ *   bench_eval [n [evals [latency_iters [rounds]]]]
  *       n              floats in the array (default 4096)
- *       evals          dependent evals of the throughput runs (default 1000)
- *       latency_iters  eval+wait round trips of the latency runs (default 200)
+ *       evals          dependent evals of each throughput run (default 1000)
+ *       latency_iters  eval+wait round trips of each latency run (default 200)
+ *       rounds         rounds of all runs (default 5)
  *
  * The kernel is x = x * a + b in place over n floats (a = 1, b = 0.5, so the
- * result after E evals is exactly x0 + E/2, whatever E is).
+ * result after E evals is exactly x0 + E/2 for any E below ~16 million).
  *
  * hplvk (device 0 of the default devices; local size 64, as the baseline):
  *   (a) latency     hpl_eval + hpl_array_wait, averaged over latency_iters
@@ -25,16 +26,24 @@
  *                   barrier + dispatch pairs (recorded beforehand, untimed),
  *                   one submit, one fence wait
  *   (c) host cost   the time spent inside vkQueueSubmit in vk_submit_each
- * Every path is warmed up first. The table gives the per-eval microseconds
- * and hplvk's time over the hand-written one; the RESULT line gives hplvk's
- * throughput in evals/s and is verified when both paths' arrays equal the
- * host's computation and no validation message came.
+ * Both paths are set up and warmed up first and live side by side (an idle
+ * hplvk context costs no CPU); then `rounds` rounds run every measurement
+ * once, in turn, so that a slow phase of this shared 2-core machine hits all
+ * of them alike. The table gives per-eval microseconds (median of the rounds,
+ * and the fastest and slowest round) and hplvk's median over the
+ * hand-written one's. The RESULT line gives hplvk's median throughput in
+ * evals/s (time_ms: that round's `evals` evals) and is verified when both
+ * paths' arrays equal the host's computation and no validation message came.
  *
  * Validation: with HPLVK_VALIDATION=1 hplvk's context enables the layer; the
  * hand-written path then enables VK_LAYER_KHRONOS_validation (with
  * synchronization validation) too, and a debug messenger fails the run on any
- * warning or error. Under validation the default iteration counts drop to
- * 100 evals and 20 round trips (timings are not meaningful there anyway).
+ * warning or error. Under validation the defaults drop to 100 evals, 20
+ * round trips and one round (timings are not meaningful there anyway).
+ * (The layer of Vulkan SDK 1.3.239 tracks the baseline's descriptor accesses
+ * but reports no hazard between two dispatches writing the same buffer, and
+ * cannot see hplvk's accesses through buffer device addresses at all: it
+ * checks transfers and API use, not the compute->compute barriers.)
  *
  * The Vulkan loader is opened with dlopen and every function is fetched
  * through vkGetInstanceProcAddr / vkGetDeviceProcAddr, so this file links
@@ -100,19 +109,9 @@ static void hpl_log(void *user, hpl_log_level level, const char *message)
         hpl_log_errors++;
 }
 
-typedef struct times {
-    double lat_us;       /* (a) per round trip */
-    double lat_spin_us;  /* (a) vk: spinning on the fence */
-    double thr_us;       /* (b) per eval (hplvk, vk_submit_each) */
-    double thr_one_us;   /* (b) vk_one_cmdbuf */
-    double host_us;      /* (c) per call */
-    double thr_total_ms; /* (b) whole run */
-    int verified;
-} times;
-
 typedef struct config {
     uint64_t n;
-    int warmup, lat_iters, evals;
+    int warmup, lat_iters, evals, rounds;
     bool validation;
 } config;
 
@@ -126,84 +125,117 @@ typedef struct device_match {
         int rc_ = (call);                                                                            \
         if (rc_ != HPL_OK) {                                                                         \
             fprintf(stderr, "bench_eval: %s failed: %s: %s\n", #call, hpl_error_name(rc_), hpl_last_error()); \
-            goto done;                                                                               \
+            return false;                                                                            \
         }                                                                                            \
     } while (0)
 
-static int run_hplvk(const config *cfg, device_match *dev, times *t)
-{
-    int ok = 0;
-    hpl_context *ctx = NULL;
+typedef struct hpath {
+    hpl_context *ctx;
     hpl_array x;
     hpl_kernel k;
-    float *host = NULL;
-    const hpl_launch launch = {.local = {LOCAL_SIZE, 1, 1}, .device = 0};
-#define EVAL() hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_arr(x), hpl_f32(kA), hpl_f32(kB)))
+    bool have_x, have_k;
+    uint64_t evals_done;
+} hpath;
 
-    HCHECK(hpl_context_create(&(hpl_context_desc){.log = hpl_log}, &ctx));
+static int h_eval(hpath *h)
+{
+    static const hpl_launch launch = {.local = {LOCAL_SIZE, 1, 1}, .device = 0};
+    int rc = hpl_eval(h->ctx, h->k, &launch, HPL_ARGS(hpl_arr(h->x), hpl_f32(kA), hpl_f32(kB)));
+    if (rc == HPL_OK)
+        h->evals_done++;
+    return rc;
+}
+
+static bool h_setup(const config *cfg, hpath *h, device_match *dev)
+{
+    HCHECK(hpl_context_create(&(hpl_context_desc){.log = hpl_log}, &h->ctx));
     hpl_device_info info;
-    HCHECK(hpl_device_get_info(ctx, 0, &info));
+    HCHECK(hpl_device_get_info(h->ctx, 0, &info));
     memcpy(dev->name, info.name, sizeof dev->name);
     dev->name[sizeof dev->name - 1] = '\0';
     dev->physical_index = info.physical_index;
     dev->vendor_id = info.vendor_id;
     dev->device_id = info.device_id;
 
-    HCHECK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_FLOAT32, .dims = {cfg->n}, .name = "x"}, &x));
+    HCHECK(hpl_array_create(h->ctx, &(hpl_array_desc){.type = HPL_FLOAT32, .dims = {cfg->n}, .name = "x"}, &h->x));
+    h->have_x = true;
     float *px;
-    HCHECK(hpl_array_access(ctx, x, HPL_WRITE, (void **)&px));
+    HCHECK(hpl_array_access(h->ctx, h->x, HPL_WRITE, (void **)&px));
     for (uint64_t i = 0; i < cfg->n; i++)
         px[i] = initial_value(i);
-    HCHECK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = hpl_kernel_src, .name = "axpb"}}, &k));
-
+    HCHECK(hpl_kernel_create(h->ctx, &(hpl_kernel_desc){.source = {.glsl = hpl_kernel_src, .name = "axpb"}}, &h->k));
+    h->have_k = true;
     for (int i = 0; i < cfg->warmup; i++) {
-        HCHECK(EVAL());
-        HCHECK(hpl_array_wait(ctx, x));
+        HCHECK(h_eval(h));
+        HCHECK(hpl_array_wait(h->ctx, h->x));
     }
+    for (int i = 0; i < cfg->evals; i++)
+        HCHECK(h_eval(h));
+    HCHECK(hpl_finish(h->ctx));
+    return true;
+}
 
-    /* (a) latency */
+/* (a) latency: eval, then wait for the array. */
+static bool h_latency(hpath *h, int iters, double *us)
+{
     double t0 = now_us();
-    for (int i = 0; i < cfg->lat_iters; i++) {
-        HCHECK(EVAL());
-        HCHECK(hpl_array_wait(ctx, x));
+    for (int i = 0; i < iters; i++) {
+        HCHECK(h_eval(h));
+        HCHECK(hpl_array_wait(h->ctx, h->x));
     }
-    t->lat_us = (now_us() - t0) / cfg->lat_iters;
+    *us = (now_us() - t0) / iters;
+    return true;
+}
 
-    /* (b) throughput and (c) host cost */
+/* (b) throughput, and (c) the time inside hpl_eval. */
+static bool h_throughput(hpath *h, int evals, double *us, double *host_us)
+{
     double inside = 0.0;
-    t0 = now_us();
-    for (int i = 0; i < cfg->evals; i++) {
+    double t0 = now_us();
+    for (int i = 0; i < evals; i++) {
         double c0 = now_us();
-        int rc = EVAL();
+        int rc = h_eval(h);
         inside += now_us() - c0;
         HCHECK(rc);
     }
-    HCHECK(hpl_finish(ctx));
-    double total = now_us() - t0;
-    t->thr_us = total / cfg->evals;
-    t->thr_total_ms = total * 1e-3;
-    t->host_us = inside / cfg->evals;
+    HCHECK(hpl_finish(h->ctx));
+    *us = (now_us() - t0) / evals;
+    *host_us = inside / evals;
+    return true;
+}
 
-    host = malloc(cfg->n * sizeof *host);
+static bool h_verify(const config *cfg, hpath *h)
+{
+    float *host = malloc(cfg->n * sizeof *host);
     if (!host) {
         fprintf(stderr, "bench_eval: out of host memory\n");
-        goto done;
+        return false;
     }
-    HCHECK(hpl_array_read(ctx, x, host, cfg->n * sizeof *host));
-    uint64_t total_evals = (uint64_t)cfg->warmup + (uint64_t)cfg->lat_iters + (uint64_t)cfg->evals;
-    uint64_t bad = check("hplvk", host, cfg->n, total_evals);
-    HCHECK(hpl_kernel_destroy(ctx, k));
-    HCHECK(hpl_array_destroy(ctx, x));
-    HCHECK(hpl_finish(ctx));
-    if (hpl_log_errors)
-        fprintf(stderr, "bench_eval: hplvk: %d error messages from the library or the validation layer\n",
-                hpl_log_errors);
-    ok = bad == 0 && hpl_log_errors == 0;
-#undef EVAL
-done:
-    hpl_context_destroy(ctx);
+    int rc = hpl_array_read(h->ctx, h->x, host, cfg->n * sizeof *host);
+    uint64_t bad = rc == HPL_OK ? check("hplvk", host, cfg->n, h->evals_done) : 1;
     free(host);
-    t->verified = ok;
+    HCHECK(rc);
+    return bad == 0;
+}
+
+/* Destroys what it created, checking each call. */
+static bool h_teardown(hpath *h)
+{
+    bool ok = true;
+    if (h->have_k && hpl_kernel_destroy(h->ctx, h->k) != HPL_OK) {
+        fprintf(stderr, "bench_eval: hpl_kernel_destroy failed: %s\n", hpl_last_error());
+        ok = false;
+    }
+    if (h->have_x && hpl_array_destroy(h->ctx, h->x) != HPL_OK) {
+        fprintf(stderr, "bench_eval: hpl_array_destroy failed: %s\n", hpl_last_error());
+        ok = false;
+    }
+    if (h->ctx && hpl_finish(h->ctx) != HPL_OK) {
+        fprintf(stderr, "bench_eval: hpl_finish failed: %s\n", hpl_last_error());
+        ok = false;
+    }
+    hpl_context_destroy(h->ctx);
+    memset(h, 0, sizeof *h);
     return ok;
 }
 
@@ -365,6 +397,8 @@ typedef struct vkb {
     VkCommandPool command_pool;
     VkCommandBuffer cmd_util, cmd_one, cmd_many;
     VkFence fence;
+    float *mapped;          /* the staging buffer */
+    uint64_t evals_done;    /* dispatches run so far */
 } vkb;
 
 static int vk_messages;
@@ -386,7 +420,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL vk_debug_callback(VkDebugUtilsMessageSever
         VkResult vr_ = (call);                                                                       \
         if (vr_ != VK_SUCCESS) {                                                                     \
             fprintf(stderr, "bench_eval: %s failed: VkResult %d\n", #call, (int)vr_);                \
-            goto done;                                                                               \
+            return false;                                                                            \
         }                                                                                            \
     } while (0)
 
@@ -494,28 +528,26 @@ static void vk_destroy(vkb *v)
     memset(v, 0, sizeof *v);
 }
 
-static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint32_t *family_out)
+static bool vk_setup(const config *cfg, const device_match *dev, vkb *v)
 {
-    int ok = 0;
-    vkb v = {0};
     const VkDeviceSize bytes = cfg->n * sizeof(float);
 
     /* --- loader, instance, messenger --- */
-    v.loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!v.loader) {
+    v->loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!v->loader) {
         fprintf(stderr, "bench_eval: dlopen(libvulkan.so.1): %s\n", dlerror());
-        goto done;
+        return false;
     }
     /* POSIX allows this conversion of dlsym's result; ISO C does not. */
-    *(void **)&vkGetInstanceProcAddr = dlsym(v.loader, "vkGetInstanceProcAddr");
+    *(void **)&vkGetInstanceProcAddr = dlsym(v->loader, "vkGetInstanceProcAddr");
     if (!vkGetInstanceProcAddr) {
         fprintf(stderr, "bench_eval: libvulkan.so.1 has no vkGetInstanceProcAddr\n");
-        goto done;
+        return false;
     }
 #define VK_LOAD_GLOBAL(name)                                                                         \
     if (!(name = (PFN_##name)vkGetInstanceProcAddr(NULL, #name))) {                                  \
         fprintf(stderr, "bench_eval: no %s\n", #name);                                               \
-        goto done;                                                                                   \
+        return false;                                                                                   \
     }
     VK_GLOBAL_FUNCS(VK_LOAD_GLOBAL)
 #undef VK_LOAD_GLOBAL
@@ -524,7 +556,7 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
     VCHECK(vkEnumerateInstanceVersion(&loader_version));
     if (loader_version < VK_API_VERSION_1_2) {
         fprintf(stderr, "bench_eval: the Vulkan loader is older than 1.2\n");
-        goto done;
+        return false;
     }
 
     const char *layers[1] = {"VK_LAYER_KHRONOS_validation"};
@@ -548,7 +580,7 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
         VCHECK(vkEnumerateInstanceLayerProperties(&count, NULL));
         VkLayerProperties *props = calloc(count ? count : 1, sizeof *props);
         if (!props)
-            goto done;
+            return false;
         VkResult r = vkEnumerateInstanceLayerProperties(&count, props);
         bool found = false;
         for (uint32_t i = 0; r == VK_SUCCESS && i < count; i++)
@@ -556,7 +588,7 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
         free(props);
         if (!found) {
             fprintf(stderr, "bench_eval: HPLVK_VALIDATION=1 but %s is not installed\n", layers[0]);
-            goto done;
+            return false;
         }
     }
     VkApplicationInfo app = {
@@ -573,27 +605,27 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
         .enabledExtensionCount = cfg->validation ? 2 : 0,
         .ppEnabledExtensionNames = inst_exts,
     };
-    VCHECK(vkCreateInstance(&ici, NULL, &v.instance));
+    VCHECK(vkCreateInstance(&ici, NULL, &v->instance));
 
 #define VK_LOAD_INSTANCE(name)                                                                       \
-    if (!(name = (PFN_##name)vkGetInstanceProcAddr(v.instance, #name))) {                            \
+    if (!(name = (PFN_##name)vkGetInstanceProcAddr(v->instance, #name))) {                            \
         fprintf(stderr, "bench_eval: no %s\n", #name);                                               \
-        goto done;                                                                                   \
+        return false;                                                                                   \
     }
     VK_INSTANCE_FUNCS(VK_LOAD_INSTANCE)
     if (cfg->validation) {
         VK_DEBUG_FUNCS(VK_LOAD_INSTANCE)
-        VCHECK(vkCreateDebugUtilsMessengerEXT(v.instance, &mci, NULL, &v.messenger));
+        VCHECK(vkCreateDebugUtilsMessengerEXT(v->instance, &mci, NULL, &v->messenger));
     }
 #undef VK_LOAD_INSTANCE
 
     /* --- the physical device hplvk's device 0 is --- */
     uint32_t pcount = 0;
-    VCHECK(vkEnumeratePhysicalDevices(v.instance, &pcount, NULL));
+    VCHECK(vkEnumeratePhysicalDevices(v->instance, &pcount, NULL));
     VkPhysicalDevice *pds = calloc(pcount ? pcount : 1, sizeof *pds);
     if (!pds)
-        goto done;
-    VkResult pr = vkEnumeratePhysicalDevices(v.instance, &pcount, pds);
+        return false;
+    VkResult pr = vkEnumeratePhysicalDevices(v->instance, &pcount, pds);
     int pick = -1;
     for (uint32_t i = 0; pr == VK_SUCCESS && i < pcount; i++) {
         VkPhysicalDeviceProperties p;
@@ -604,30 +636,30 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
             pick = (int)i;
     }
     if (pick >= 0)
-        v.physical = pds[pick];
+        v->physical = pds[pick];
     free(pds);
     VCHECK(pr);
     if (pick < 0) {
         fprintf(stderr, "bench_eval: no Vulkan physical device named \"%s\" (vendor 0x%x, device 0x%x)\n", dev->name,
                 dev->vendor_id, dev->device_id);
-        goto done;
+        return false;
     }
     VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(v.physical, &props);
+    vkGetPhysicalDeviceProperties(v->physical, &props);
     if (props.apiVersion < VK_API_VERSION_1_2) {
         fprintf(stderr, "bench_eval: %s supports only Vulkan %u.%u\n", props.deviceName,
                 VK_API_VERSION_MAJOR(props.apiVersion), VK_API_VERSION_MINOR(props.apiVersion));
-        goto done;
+        return false;
     }
 
     /* A compute queue: a compute-only family if there is one, else the first
      * family with compute. */
     uint32_t fcount = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(v.physical, &fcount, NULL);
+    vkGetPhysicalDeviceQueueFamilyProperties(v->physical, &fcount, NULL);
     VkQueueFamilyProperties fams[64];
     if (fcount > 64)
         fcount = 64;
-    vkGetPhysicalDeviceQueueFamilyProperties(v.physical, &fcount, fams);
+    vkGetPhysicalDeviceQueueFamilyProperties(v->physical, &fcount, fams);
     int family = -1;
     for (uint32_t i = 0; i < fcount && family < 0; i++)
         if ((fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(fams[i].queueFlags & VK_QUEUE_GRAPHICS_BIT))
@@ -637,15 +669,14 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
             family = (int)i;
     if (family < 0) {
         fprintf(stderr, "bench_eval: %s has no compute queue\n", props.deviceName);
-        goto done;
+        return false;
     }
-    v.family = (uint32_t)family;
-    *family_out = v.family;
+    v->family = (uint32_t)family;
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-        .queueFamilyIndex = v.family,
+        .queueFamilyIndex = v->family,
         .queueCount = 1,
         .pQueuePriorities = &priority,
     };
@@ -654,29 +685,28 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
     };
-    VCHECK(vkCreateDevice(v.physical, &dci, NULL, &v.device));
+    VCHECK(vkCreateDevice(v->physical, &dci, NULL, &v->device));
 #define VK_LOAD_DEVICE(name)                                                                         \
-    if (!(name = (PFN_##name)vkGetDeviceProcAddr(v.device, #name))) {                                \
+    if (!(name = (PFN_##name)vkGetDeviceProcAddr(v->device, #name))) {                                \
         fprintf(stderr, "bench_eval: no %s\n", #name);                                               \
-        goto done;                                                                                   \
+        return false;                                                                                   \
     }
     VK_DEVICE_FUNCS(VK_LOAD_DEVICE)
 #undef VK_LOAD_DEVICE
-    vkGetDeviceQueue(v.device, v.family, 0, &v.queue);
+    vkGetDeviceQueue(v->device, v->family, 0, &v->queue);
 
     /* --- buffers: the array in device-local memory, a host-visible staging
      * buffer for the initial upload and the final read --- */
     VkPhysicalDeviceMemoryProperties mp;
-    vkGetPhysicalDeviceMemoryProperties(v.physical, &mp);
-    VCHECK(create_buffer(&v, &mp, bytes,
+    vkGetPhysicalDeviceMemoryProperties(v->physical, &mp);
+    VCHECK(create_buffer(v, &mp, bytes,
                          VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                              VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &v.buffer, &v.buffer_mem));
-    VCHECK(create_buffer(&v, &mp, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, &v.staging,
-                         &v.staging_mem));
-    float *mapped = NULL;
-    VCHECK(vkMapMemory(v.device, v.staging_mem, 0, VK_WHOLE_SIZE, 0, (void **)&mapped));
+                         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &v->buffer, &v->buffer_mem));
+    VCHECK(create_buffer(v, &mp, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, &v->staging,
+                         &v->staging_mem));
+    VCHECK(vkMapMemory(v->device, v->staging_mem, 0, VK_WHOLE_SIZE, 0, (void **)&v->mapped));
 
     /* --- pipeline --- */
     VkShaderModuleCreateInfo smci = {
@@ -684,7 +714,7 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
         .codeSize = sizeof axpb_spirv,
         .pCode = axpb_spirv,
     };
-    VCHECK(vkCreateShaderModule(v.device, &smci, NULL, &v.module));
+    VCHECK(vkCreateShaderModule(v->device, &smci, NULL, &v->module));
     VkDescriptorSetLayoutBinding binding = {
         .binding = 0,
         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
@@ -696,28 +726,28 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
         .bindingCount = 1,
         .pBindings = &binding,
     };
-    VCHECK(vkCreateDescriptorSetLayout(v.device, &dslci, NULL, &v.set_layout));
+    VCHECK(vkCreateDescriptorSetLayout(v->device, &dslci, NULL, &v->set_layout));
     VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = sizeof(push_t)};
     VkPipelineLayoutCreateInfo plci = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
         .setLayoutCount = 1,
-        .pSetLayouts = &v.set_layout,
+        .pSetLayouts = &v->set_layout,
         .pushConstantRangeCount = 1,
         .pPushConstantRanges = &pcr,
     };
-    VCHECK(vkCreatePipelineLayout(v.device, &plci, NULL, &v.pipeline_layout));
+    VCHECK(vkCreatePipelineLayout(v->device, &plci, NULL, &v->pipeline_layout));
     VkComputePipelineCreateInfo cpci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage =
             {
                 .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                .module = v.module,
+                .module = v->module,
                 .pName = "main",
             },
-        .layout = v.pipeline_layout,
+        .layout = v->pipeline_layout,
     };
-    VCHECK(vkCreateComputePipelines(v.device, VK_NULL_HANDLE, 1, &cpci, NULL, &v.pipeline));
+    VCHECK(vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &cpci, NULL, &v->pipeline));
 
     VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1};
     VkDescriptorPoolCreateInfo dpci = {
@@ -726,65 +756,65 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
         .poolSizeCount = 1,
         .pPoolSizes = &ps,
     };
-    VCHECK(vkCreateDescriptorPool(v.device, &dpci, NULL, &v.descriptor_pool));
+    VCHECK(vkCreateDescriptorPool(v->device, &dpci, NULL, &v->descriptor_pool));
     VkDescriptorSetAllocateInfo dsai = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = v.descriptor_pool,
+        .descriptorPool = v->descriptor_pool,
         .descriptorSetCount = 1,
-        .pSetLayouts = &v.set_layout,
+        .pSetLayouts = &v->set_layout,
     };
-    VCHECK(vkAllocateDescriptorSets(v.device, &dsai, &v.set));
-    VkDescriptorBufferInfo dbi = {.buffer = v.buffer, .offset = 0, .range = VK_WHOLE_SIZE};
+    VCHECK(vkAllocateDescriptorSets(v->device, &dsai, &v->set));
+    VkDescriptorBufferInfo dbi = {.buffer = v->buffer, .offset = 0, .range = VK_WHOLE_SIZE};
     VkWriteDescriptorSet wds = {
         .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-        .dstSet = v.set,
+        .dstSet = v->set,
         .dstBinding = 0,
         .descriptorCount = 1,
         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
         .pBufferInfo = &dbi,
     };
-    vkUpdateDescriptorSets(v.device, 1, &wds, 0, NULL);
+    vkUpdateDescriptorSets(v->device, 1, &wds, 0, NULL);
 
     /* --- command buffers and the fence --- */
     VkCommandPoolCreateInfo cpoolci = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
         .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-        .queueFamilyIndex = v.family,
+        .queueFamilyIndex = v->family,
     };
-    VCHECK(vkCreateCommandPool(v.device, &cpoolci, NULL, &v.command_pool));
+    VCHECK(vkCreateCommandPool(v->device, &cpoolci, NULL, &v->command_pool));
     VkCommandBuffer cmds[3];
     VkCommandBufferAllocateInfo cbai = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = v.command_pool,
+        .commandPool = v->command_pool,
         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
         .commandBufferCount = 3,
     };
-    VCHECK(vkAllocateCommandBuffers(v.device, &cbai, cmds));
-    v.cmd_util = cmds[0];
-    v.cmd_one = cmds[1];
-    v.cmd_many = cmds[2];
+    VCHECK(vkAllocateCommandBuffers(v->device, &cbai, cmds));
+    v->cmd_util = cmds[0];
+    v->cmd_one = cmds[1];
+    v->cmd_many = cmds[2];
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VCHECK(vkCreateFence(v.device, &fci, NULL, &v.fence));
+    VCHECK(vkCreateFence(v->device, &fci, NULL, &v->fence));
 
     /* --- initial data: staging -> buffer --- */
     for (uint64_t i = 0; i < cfg->n; i++)
-        mapped[i] = initial_value(i);
+        v->mapped[i] = initial_value(i);
     VkCommandBufferBeginInfo once = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
     VkBufferCopy region = {.srcOffset = 0, .dstOffset = 0, .size = bytes};
-    VCHECK(vkBeginCommandBuffer(v.cmd_util, &once));
-    vkCmdCopyBuffer(v.cmd_util, v.staging, v.buffer, 1, &region);
+    VCHECK(vkBeginCommandBuffer(v->cmd_util, &once));
+    vkCmdCopyBuffer(v->cmd_util, v->staging, v->buffer, 1, &region);
     VkMemoryBarrier up = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
         .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
         .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
     };
-    vkCmdPipelineBarrier(v.cmd_util, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &up, 0,
+    vkCmdPipelineBarrier(v->cmd_util, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &up, 0,
                          NULL, 0, NULL);
-    VCHECK(vkEndCommandBuffer(v.cmd_util));
-    VCHECK(submit_wait(&v, v.cmd_util));
+    VCHECK(vkEndCommandBuffer(v->cmd_util));
+    VCHECK(submit_wait(v, v->cmd_util));
 
     /* --- the eval command buffers, recorded once --- */
     const push_t push = {.n = (uint32_t)cfg->n, .a = kA, .b = kB};
@@ -793,102 +823,113 @@ static int run_vulkan(const config *cfg, const device_match *dev, times *t, uint
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, /* pending several times in vk_submit_each */
     };
-    VCHECK(vkBeginCommandBuffer(v.cmd_one, &reuse));
-    cmd_compute_barrier(v.cmd_one); /* against the previous submission's dispatch */
-    vkCmdBindPipeline(v.cmd_one, VK_PIPELINE_BIND_POINT_COMPUTE, v.pipeline);
-    vkCmdBindDescriptorSets(v.cmd_one, VK_PIPELINE_BIND_POINT_COMPUTE, v.pipeline_layout, 0, 1, &v.set, 0, NULL);
-    vkCmdPushConstants(v.cmd_one, v.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
-    vkCmdDispatch(v.cmd_one, groups, 1, 1);
-    VCHECK(vkEndCommandBuffer(v.cmd_one));
+    VCHECK(vkBeginCommandBuffer(v->cmd_one, &reuse));
+    cmd_compute_barrier(v->cmd_one); /* against the previous submission's dispatch */
+    vkCmdBindPipeline(v->cmd_one, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipeline);
+    vkCmdBindDescriptorSets(v->cmd_one, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipeline_layout, 0, 1, &v->set, 0, NULL);
+    vkCmdPushConstants(v->cmd_one, v->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+    vkCmdDispatch(v->cmd_one, groups, 1, 1);
+    VCHECK(vkEndCommandBuffer(v->cmd_one));
 
     VkCommandBufferBeginInfo plain = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    VCHECK(vkBeginCommandBuffer(v.cmd_many, &plain));
-    vkCmdBindPipeline(v.cmd_many, VK_PIPELINE_BIND_POINT_COMPUTE, v.pipeline);
-    vkCmdBindDescriptorSets(v.cmd_many, VK_PIPELINE_BIND_POINT_COMPUTE, v.pipeline_layout, 0, 1, &v.set, 0, NULL);
-    vkCmdPushConstants(v.cmd_many, v.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+    VCHECK(vkBeginCommandBuffer(v->cmd_many, &plain));
+    vkCmdBindPipeline(v->cmd_many, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipeline);
+    vkCmdBindDescriptorSets(v->cmd_many, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipeline_layout, 0, 1, &v->set, 0, NULL);
+    vkCmdPushConstants(v->cmd_many, v->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
     for (int i = 0; i < cfg->evals; i++) {
-        cmd_compute_barrier(v.cmd_many);
-        vkCmdDispatch(v.cmd_many, groups, 1, 1);
+        cmd_compute_barrier(v->cmd_many);
+        vkCmdDispatch(v->cmd_many, groups, 1, 1);
     }
-    VCHECK(vkEndCommandBuffer(v.cmd_many));
+    VCHECK(vkEndCommandBuffer(v->cmd_many));
 
     /* --- warm-up --- */
     for (int i = 0; i < cfg->warmup; i++)
-        VCHECK(submit_wait(&v, v.cmd_one));
-    VCHECK(submit_wait(&v, v.cmd_many));
+        VCHECK(submit_wait(v, v->cmd_one));
+    VCHECK(submit_wait(v, v->cmd_many));
+    v->evals_done += (uint64_t)cfg->warmup + (uint64_t)cfg->evals;
+    return true;
+}
 
-    /* --- (a) latency: blocking fence wait, then spinning on the fence --- */
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &v.cmd_one};
+/* (a) latency: submit the recorded command buffer, wait on the fence. */
+static bool vk_latency(vkb *v, int iters, bool spin, double *us)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &v->cmd_one};
     double t0 = now_us();
-    for (int i = 0; i < cfg->lat_iters; i++)
-        VCHECK(submit_wait(&v, v.cmd_one));
-    t->lat_us = (now_us() - t0) / cfg->lat_iters;
-
-    t0 = now_us();
-    for (int i = 0; i < cfg->lat_iters; i++) {
-        VCHECK(vkQueueSubmit(v.queue, 1, &si, v.fence));
-        VkResult r;
-        while ((r = vkGetFenceStatus(v.device, v.fence)) == VK_NOT_READY)
-            ;
-        VCHECK(r);
-        VCHECK(vkResetFences(v.device, 1, &v.fence));
+    for (int i = 0; i < iters; i++) {
+        VCHECK(vkQueueSubmit(v->queue, 1, &si, v->fence));
+        if (spin) {
+            VkResult r;
+            while ((r = vkGetFenceStatus(v->device, v->fence)) == VK_NOT_READY)
+                ;
+            VCHECK(r);
+        } else {
+            VCHECK(vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX));
+        }
+        VCHECK(vkResetFences(v->device, 1, &v->fence));
     }
-    t->lat_spin_us = (now_us() - t0) / cfg->lat_iters;
+    *us = (now_us() - t0) / iters;
+    v->evals_done += (uint64_t)iters;
+    return true;
+}
 
-    /* --- (b) vk_submit_each, with (c) the time inside vkQueueSubmit --- */
+/* (b) vk_submit_each, with (c) the time inside vkQueueSubmit. */
+static bool vk_submit_each(vkb *v, int evals, double *us, double *host_us)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &v->cmd_one};
     double inside = 0.0;
-    t0 = now_us();
-    for (int i = 0; i < cfg->evals; i++) {
+    double t0 = now_us();
+    for (int i = 0; i < evals; i++) {
         double c0 = now_us();
-        VkResult r = vkQueueSubmit(v.queue, 1, &si, i == cfg->evals - 1 ? v.fence : VK_NULL_HANDLE);
+        VkResult r = vkQueueSubmit(v->queue, 1, &si, i == evals - 1 ? v->fence : VK_NULL_HANDLE);
         inside += now_us() - c0;
         VCHECK(r);
     }
-    VCHECK(vkWaitForFences(v.device, 1, &v.fence, VK_TRUE, UINT64_MAX));
-    t->thr_us = (now_us() - t0) / cfg->evals;
-    t->host_us = inside / cfg->evals;
-    VCHECK(vkResetFences(v.device, 1, &v.fence));
+    VCHECK(vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX));
+    *us = (now_us() - t0) / evals;
+    *host_us = inside / evals;
+    VCHECK(vkResetFences(v->device, 1, &v->fence));
+    v->evals_done += (uint64_t)evals;
+    return true;
+}
 
-    /* --- (b) vk_one_cmdbuf --- */
-    t0 = now_us();
-    VCHECK(submit_wait(&v, v.cmd_many));
-    t->thr_one_us = (now_us() - t0) / cfg->evals;
+/* (b) vk_one_cmdbuf: the command buffer of `evals` dispatches, recorded in
+ * vk_setup. */
+static bool vk_one_cmdbuf(vkb *v, int evals, double *us)
+{
+    double t0 = now_us();
+    VCHECK(submit_wait(v, v->cmd_many));
+    *us = (now_us() - t0) / evals;
+    v->evals_done += (uint64_t)evals;
+    return true;
+}
 
-    /* --- read back: buffer -> staging --- */
-    VCHECK(vkBeginCommandBuffer(v.cmd_util, &once));
+/* Reads the buffer back through the staging buffer and checks it. */
+static bool vk_verify(const config *cfg, vkb *v)
+{
+    const VkCommandBufferBeginInfo once = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    const VkBufferCopy region = {.srcOffset = 0, .dstOffset = 0, .size = cfg->n * sizeof(float)};
+    VCHECK(vkBeginCommandBuffer(v->cmd_util, &once));
     VkMemoryBarrier down = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
         .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
     };
-    vkCmdPipelineBarrier(v.cmd_util, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &down, 0,
-                         NULL, 0, NULL);
-    vkCmdCopyBuffer(v.cmd_util, v.buffer, v.staging, 1, &region);
+    vkCmdPipelineBarrier(v->cmd_util, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &down,
+                         0, NULL, 0, NULL);
+    vkCmdCopyBuffer(v->cmd_util, v->buffer, v->staging, 1, &region);
     VkMemoryBarrier host = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
         .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
         .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
     };
-    vkCmdPipelineBarrier(v.cmd_util, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, NULL, 0,
-                         NULL);
-    VCHECK(vkEndCommandBuffer(v.cmd_util));
-    VCHECK(submit_wait(&v, v.cmd_util));
-
-    /* warm-up: warmup single + one batch; then 2 latency runs, submit_each, one_cmdbuf */
-    uint64_t total_evals = (uint64_t)cfg->warmup + (uint64_t)cfg->evals + 2u * (uint64_t)cfg->lat_iters +
-                           2u * (uint64_t)cfg->evals;
-    uint64_t bad = check("vulkan", mapped, cfg->n, total_evals);
-    vkUnmapMemory(v.device, v.staging_mem);
-    ok = bad == 0;
-
-done:
-    vk_destroy(&v);
-    if (vk_messages) {
-        fprintf(stderr, "bench_eval: %d validation messages on the hand-written Vulkan path\n", vk_messages);
-        ok = 0;
-    }
-    t->verified = ok;
-    return ok;
+    vkCmdPipelineBarrier(v->cmd_util, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, NULL,
+                         0, NULL);
+    VCHECK(vkEndCommandBuffer(v->cmd_util));
+    VCHECK(submit_wait(v, v->cmd_util));
+    return check("vulkan", v->mapped, cfg->n, v->evals_done) == 0;
 }
 
 /* ====================================================================== */
@@ -904,12 +945,52 @@ static void token_name(const char *in, char *out, size_t cap)
     out[j] = '\0';
 }
 
-static void row(const char *label, double us, double hplvk_us)
+/* The measurements, each taken once per round. */
+enum {
+    M_H_LAT,    /* (a) hplvk eval + wait */
+    M_VK_WAIT,  /* (a) vk submit + vkWaitForFences */
+    M_VK_SPIN,  /* (a) vk submit + spin on the fence */
+    M_H_THR,    /* (b) hplvk evals + finish */
+    M_VK_EACH,  /* (b) vk_submit_each */
+    M_VK_ONE,   /* (b) vk_one_cmdbuf */
+    M_H_HOST,   /* (c) inside hpl_eval */
+    M_VK_HOST,  /* (c) inside vkQueueSubmit */
+    M_COUNT
+};
+
+typedef struct stat {
+    double median, min, max;
+} stat;
+
+static int cmp_double(const void *a, const void *b)
 {
-    if (hplvk_us > 0.0)
-        printf("  %-52s %10.2f %12.2f\n", label, us, hplvk_us / us);
-    else
-        printf("  %-52s %10.2f %12s\n", label, us, "");
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static stat stats(const double *v, int n)
+{
+    double *s = malloc((size_t)n * sizeof *s);
+    stat r = {0, 0, 0};
+    if (!s || n < 1) {
+        free(s);
+        return r;
+    }
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    r.min = s[0];
+    r.max = s[n - 1];
+    r.median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    free(s);
+    return r;
+}
+
+static void row(const char *label, stat st, const stat *hplvk)
+{
+    printf("  %-58s %9.2f %9.2f %9.2f", label, st.median, st.min, st.max);
+    if (hplvk && st.median > 0.0)
+        printf(" %11.2f", hplvk->median / st.median);
+    printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -920,12 +1001,14 @@ int main(int argc, char **argv)
         .warmup = 20,
         .lat_iters = 200,
         .evals = 1000,
+        .rounds = 5,
         .validation = val && *val && strcmp(val, "0") != 0,
     };
     if (cfg.validation) {
+        cfg.warmup = 5;
         cfg.lat_iters = 20;
         cfg.evals = 100;
-        cfg.warmup = 5;
+        cfg.rounds = 1;
     }
     if (argc > 1)
         cfg.n = strtoull(argv[1], NULL, 0);
@@ -933,37 +1016,77 @@ int main(int argc, char **argv)
         cfg.evals = atoi(argv[2]);
     if (argc > 3)
         cfg.lat_iters = atoi(argv[3]);
-    if (argc > 4 || cfg.n == 0 || cfg.n > UINT32_MAX || cfg.evals < 1 || cfg.lat_iters < 1) {
-        fprintf(stderr, "usage: %s [n [evals [latency_iters]]]\n", argv[0]);
+    if (argc > 4)
+        cfg.rounds = atoi(argv[4]);
+    if (argc > 5 || cfg.n == 0 || cfg.n > UINT32_MAX || cfg.evals < 1 || cfg.lat_iters < 1 || cfg.rounds < 1 ||
+        cfg.rounds > 1000) {
+        fprintf(stderr, "usage: %s [n [evals [latency_iters [rounds]]]]\n", argv[0]);
         return 2;
     }
 
     device_match dev = {.name = "none"};
-    times th = {0}, tv = {0};
-    uint32_t family = 0;
-    int ok_h = run_hplvk(&cfg, &dev, &th);
-    int ok_v = strcmp(dev.name, "none") != 0 && run_vulkan(&cfg, &dev, &tv, &family);
+    hpath h = {0};
+    vkb v = {0};
+    double *m[M_COUNT] = {0};
+    bool ok = true, measured = false;
+    for (int i = 0; i < M_COUNT; i++)
+        ok = ok && (m[i] = calloc((size_t)cfg.rounds, sizeof(double))) != NULL;
 
-    printf("bench_eval: n=%" PRIu64 " floats, x = x*a + b in place, local size %d, %d evals, %d round trips%s\n", cfg.n,
-           LOCAL_SIZE, cfg.evals, cfg.lat_iters, cfg.validation ? " (VALIDATION ON: timings not representative)" : "");
-    printf("bench_eval: device 0: %s; hand-written path on queue family %u\n", dev.name, family);
-    printf("  %-52s %10s %12s\n", "", "us/eval", "hplvk/this");
+    ok = ok && h_setup(&cfg, &h, &dev);
+    ok = ok && vk_setup(&cfg, &dev, &v);
+    for (int r = 0; ok && r < cfg.rounds; r++) {
+        ok = h_latency(&h, cfg.lat_iters, &m[M_H_LAT][r]) && vk_latency(&v, cfg.lat_iters, false, &m[M_VK_WAIT][r]) &&
+             vk_latency(&v, cfg.lat_iters, true, &m[M_VK_SPIN][r]) &&
+             h_throughput(&h, cfg.evals, &m[M_H_THR][r], &m[M_H_HOST][r]) &&
+             vk_submit_each(&v, cfg.evals, &m[M_VK_EACH][r], &m[M_VK_HOST][r]) &&
+             vk_one_cmdbuf(&v, cfg.evals, &m[M_VK_ONE][r]);
+        measured = ok;
+    }
+    /* Verify both, then tear both down, whatever happened before. */
+    bool ok_h = ok && h_verify(&cfg, &h);
+    bool ok_v = ok && vk_verify(&cfg, &v);
+    ok_h = h_teardown(&h) && ok_h;
+    vk_destroy(&v);
+    if (hpl_log_errors) {
+        fprintf(stderr, "bench_eval: hplvk: %d error messages from the library or the validation layer\n",
+                hpl_log_errors);
+        ok_h = false;
+    }
+    if (vk_messages) {
+        fprintf(stderr, "bench_eval: %d validation messages on the hand-written Vulkan path\n", vk_messages);
+        ok_v = false;
+    }
+
+    stat st[M_COUNT] = {{0, 0, 0}};
+    for (int i = 0; i < M_COUNT; i++)
+        if (m[i] && measured)
+            st[i] = stats(m[i], cfg.rounds);
+
+    printf("bench_eval: n=%" PRIu64 " floats, x = x*a + b in place, local size %d; per round: %d round trips, %d evals; "
+           "%d rounds%s\n",
+           cfg.n, LOCAL_SIZE, cfg.lat_iters, cfg.evals, cfg.rounds,
+           cfg.validation ? " (VALIDATION ON: timings not representative)" : "");
+    printf("bench_eval: device 0: %s; hand-written path on queue family %u\n", dev.name, v.family);
+    printf("  %-58s %9s %9s %9s %11s\n", "microseconds per eval", "median", "min", "max", "hplvk/this");
     printf("(a) latency: one eval, then wait for it\n");
-    row("hplvk      hpl_eval + hpl_array_wait", th.lat_us, 0.0);
-    row("vk_fence_wait  submit + vkWaitForFences", tv.lat_us, th.lat_us);
-    row("vk_fence_spin  submit + spin on vkGetFenceStatus", tv.lat_spin_us, th.lat_us);
+    row("hplvk          hpl_eval + hpl_array_wait", st[M_H_LAT], NULL);
+    row("vk_fence_wait  vkQueueSubmit + vkWaitForFences", st[M_VK_WAIT], &st[M_H_LAT]);
+    row("vk_fence_spin  vkQueueSubmit + spin on vkGetFenceStatus", st[M_VK_SPIN], &st[M_H_LAT]);
     printf("(b) throughput: %d dependent evals, then one wait\n", cfg.evals);
-    row("hplvk      hpl_eval x N + hpl_finish", th.thr_us, 0.0);
-    row("vk_submit_each  N vkQueueSubmit (barrier+dispatch)", tv.thr_us, th.thr_us);
-    row("vk_one_cmdbuf   1 submit of N barrier+dispatch", tv.thr_one_us, th.thr_us);
+    row("hplvk          hpl_eval x N + hpl_finish", st[M_H_THR], NULL);
+    row("vk_submit_each N vkQueueSubmit (barrier+dispatch), 1 fence", st[M_VK_EACH], &st[M_H_THR]);
+    row("vk_one_cmdbuf  1 vkQueueSubmit of N barrier+dispatch", st[M_VK_ONE], &st[M_H_THR]);
     printf("(c) host time inside one call\n");
-    row("hplvk      hpl_eval", th.host_us, 0.0);
-    row("vk         vkQueueSubmit (vk_submit_each)", tv.host_us, th.host_us);
+    row("hplvk          hpl_eval", st[M_H_HOST], NULL);
+    row("vk             vkQueueSubmit (in vk_submit_each)", st[M_VK_HOST], &st[M_H_HOST]);
+    for (int i = 0; i < M_COUNT; i++)
+        free(m[i]);
 
     char devname[300];
     token_name(dev.name, devname, sizeof devname);
-    int verified = ok_h && ok_v;
+    bool verified = measured && ok_h && ok_v;
+    double thr = st[M_H_THR].median;
     printf("RESULT name=bench_eval devices=%s size=%" PRIu64 " time_ms=%.3f rate=%.0fevals/s verified=%s\n", devname,
-           cfg.n, th.thr_total_ms, th.thr_us > 0.0 ? 1e6 / th.thr_us : 0.0, verified ? "yes" : "no");
+           cfg.n, thr * cfg.evals * 1e-3, thr > 0.0 ? 1e6 / thr : 0.0, verified ? "yes" : "no");
     return verified ? 0 : 1;
 }

@@ -190,7 +190,7 @@ done:
     free(ha);
     free(hb);
     double gflops = best > 0.0 ? 2.0 * (double)M * (double)N * (double)K / (best * 1e-3) / 1e9 : 0.0;
-    printf("RESULT name=matmul devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64 " time_ms=%.3f rate=%.3fGFLOP/s verified=%s\n",
+    printf("RESULT name=matmul devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64 " time_ms=%.3f rate=%.4gGFLOP/s verified=%s\n",
            devname, M, N, K, best, gflops, verified ? "yes" : "no");
     return verified ? 0 : 1;
 }

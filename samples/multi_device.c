@@ -199,7 +199,7 @@ done:
     free(blocks);
     free(result);
     double gbs = ms > 0.0 ? 3.0 * (double)n * sizeof(float) / (ms * 1e-3) / 1e9 : 0.0;
-    printf("RESULT name=multi_device devices=%s size=%" PRIu64 " time_ms=%.3f rate=%.3fGB/s verified=%s\n",
+    printf("RESULT name=multi_device devices=%s size=%" PRIu64 " time_ms=%.3f rate=%.4gGB/s verified=%s\n",
            devnames[0] ? devnames : "none", n, ms, gbs, verified ? "yes" : "no");
     return verified ? 0 : 1;
 }

@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 done:
     hpl_context_destroy(ctx);
     double gbs = ms > 0.0 ? 3.0 * (double)n * sizeof(float) / (ms * 1e-3) / 1e9 : 0.0;
-    printf("RESULT name=vector_add devices=%s size=%" PRIu64 " time_ms=%.3f rate=%.3fGB/s verified=%s\n", devname, n,
+    printf("RESULT name=vector_add devices=%s size=%" PRIu64 " time_ms=%.3f rate=%.4gGB/s verified=%s\n", devname, n,
            ms, gbs, verified ? "yes" : "no");
     return verified ? 0 : 1;
 }
