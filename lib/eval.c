@@ -341,20 +341,24 @@ static int domain_of(const hpl_launch *launch, const hpl__reflection *r, const v
     return HPL_OK;
 }
 
-/* The library's local size: one workgroup of up to 256 invocations spread
- * over the dimensions the domain really has, within the device's limits. */
+/* The library's local size: up to 256 invocations, given out by doubling
+ * the dimensions the domain really extends in (round-robin, x first), within
+ * the device's limits; {1, 3000000} gets {1, 256}, a square 16 x 16. */
 static void choose_local(const hpl__device *d, const uint64_t global[3], uint32_t local[3])
 {
     const VkPhysicalDeviceLimits *lim = &d->props.limits;
-    int used = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
-    static const uint32_t shapes[3][3] = {{256, 1, 1}, {16, 16, 1}, {8, 8, 4}};
     uint32_t budget = HPL__MIN(256u, lim->maxComputeWorkGroupInvocations);
     uint32_t total = 1;
-    for (int i = 0; i < 3; i++) {
-        local[i] = HPL__MIN(shapes[used - 1][i], lim->maxComputeWorkGroupSize[i]);
-        while (local[i] > 1 && total * local[i] > budget)
-            local[i] /= 2;
-        total *= local[i];
+    local[0] = local[1] = local[2] = 1;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (int i = 0; i < 3; i++) {
+            if (total * 2 <= budget && local[i] < global[i] && local[i] * 2 <= lim->maxComputeWorkGroupSize[i]) {
+                local[i] *= 2;
+                total *= 2;
+                grew = true;
+            }
+        }
     }
 }
 

@@ -61,7 +61,7 @@ typedef struct hpl__device {
 
     VkCommandPool command_pool;
     hpl__cmd *cmds;
-    uint32_t cmd_count;
+    uint32_t cmd_count, cmd_next; /* ring: cmd_next is the oldest */
 
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipeline_layout;

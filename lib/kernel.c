@@ -275,14 +275,14 @@ static int kernel_query(hpl_context *ctx, hpl_kernel kernel, const char *fn, con
 
 int hpl_kernel_arg_count(hpl_context *ctx, hpl_kernel kernel)
 {
-    const hpl__reflection *r;
+    const hpl__reflection *r = NULL;
     int rc = kernel_query(ctx, kernel, "hpl_kernel_arg_count", &r);
     return rc == HPL_OK ? r->arg_count : rc;
 }
 
 int hpl_kernel_get_arg_info(hpl_context *ctx, hpl_kernel kernel, int index, hpl_arg_info *out)
 {
-    const hpl__reflection *r;
+    const hpl__reflection *r = NULL;
     int rc = kernel_query(ctx, kernel, "hpl_kernel_get_arg_info", &r);
     if (rc != HPL_OK)
         return rc;
@@ -297,7 +297,7 @@ int hpl_kernel_get_arg_info(hpl_context *ctx, hpl_kernel kernel, int index, hpl_
 
 int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint32_t out[3], bool *choosable)
 {
-    const hpl__reflection *r;
+    const hpl__reflection *r = NULL;
     int rc = kernel_query(ctx, kernel, "hpl_kernel_get_local_size", &r);
     if (rc != HPL_OK)
         return rc;

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <sched.h>
+#include <string.h>
 
 uint64_t hpl__device_completed(hpl__device *d)
 {
@@ -23,23 +24,35 @@ static int grow_cmds(hpl__device *d, hpl__cmd **out)
                                       .commandPool = d->command_pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
-    hpl__cmd *c = &d->cmds[d->cmd_count];
-    VkResult r = vkAllocateCommandBuffers(d->device, &ai, &c->cb);
+    VkCommandBuffer cb;
+    VkResult r = vkAllocateCommandBuffers(d->device, &ai, &cb);
     if (r != VK_SUCCESS)
         return hpl__vk_error(r, "vkAllocateCommandBuffers");
-    c->value = 0;
+    /* Insert just before the oldest: the youngest place in the ring. */
+    uint32_t at = d->cmd_next;
+    memmove(&d->cmds[at + 1], &d->cmds[at], (d->cmd_count - at) * sizeof *cmds);
+    d->cmds[at] = (hpl__cmd){cb, 0};
     d->cmd_count++;
-    *out = c;
+    d->cmd_next = (at + 1) % d->cmd_count;
+    *out = &d->cmds[at];
     return HPL_OK;
 }
 
 int hpl__cmd_begin(hpl__device *d, hpl__cmd **out)
 {
+    /* Buffers complete in submission order: the oldest is the one after the
+     * last taken, so one look usually finds a free one. */
     uint64_t done = hpl__device_completed(d);
     hpl__cmd *cmd = NULL;
-    for (uint32_t i = 0; i < d->cmd_count && !cmd; i++)
-        if (d->cmds[i].value <= done && d->cmds[i].value != UINT64_MAX)
-            cmd = &d->cmds[i];
+    for (uint32_t i = 0; i < d->cmd_count && !cmd; i++) {
+        uint32_t k = (d->cmd_next + i) % d->cmd_count;
+        if (d->cmds[k].value <= done && d->cmds[k].value != UINT64_MAX) {
+            cmd = &d->cmds[k];
+            d->cmd_next = (k + 1) % d->cmd_count;
+        }
+        if (d->cmds[k].value > done && d->cmds[k].value != UINT64_MAX)
+            break; /* the oldest in flight is not done: the rest are younger */
+    }
     if (!cmd) {
         int rc = grow_cmds(d, &cmd);
         if (rc != HPL_OK)
