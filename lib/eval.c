@@ -37,21 +37,34 @@ static void batch_add(copy_batch *b, VkDeviceSize src, VkDeviceSize dst, VkDevic
     b->regions[b->count++] = (VkBufferCopy){src, dst, size};
 }
 
-/* Records the copy of every box of region (contiguous runs of the last
- * dimension, merged where they touch) between two buffers holding the whole
- * array at byte offsets src_base and dst_base. */
+/* Records the copy of every box of region between two buffers holding the
+ * whole array at byte offsets src_base and dst_base. A box spanning whole
+ * trailing dimensions is one run; otherwise one run per row (or per row of
+ * each plane). */
 static void record_region_copy(VkCommandBuffer cb, const hpl__array *a, const hpl__region *region, VkBuffer src,
                                VkDeviceSize src_base, VkBuffer dst, VkDeviceSize dst_base)
 {
     copy_batch b = {.cb = cb, .src = src, .dst = dst};
     VkDeviceSize esize = hpl_type_size(a->type);
+    const uint64_t *n = a->dims;
     for (uint32_t i = 0; i < region->count; i++) {
         const hpl__box *x = &region->boxes[i];
+        bool full2 = x->lo[2] == 0 && x->hi[2] == n[2];
+        bool full1 = full2 && x->lo[1] == 0 && x->hi[1] == n[1];
+        if (full1) {
+            VkDeviceSize first = x->lo[0] * n[1] * n[2] * esize;
+            batch_add(&b, src_base + first, dst_base + first, (x->hi[0] - x->lo[0]) * n[1] * n[2] * esize);
+            continue;
+        }
         for (uint64_t i0 = x->lo[0]; i0 < x->hi[0]; i0++) {
+            if (full2) {
+                VkDeviceSize first = (i0 * n[1] + x->lo[1]) * n[2] * esize;
+                batch_add(&b, src_base + first, dst_base + first, (x->hi[1] - x->lo[1]) * n[2] * esize);
+                continue;
+            }
             for (uint64_t i1 = x->lo[1]; i1 < x->hi[1]; i1++) {
-                VkDeviceSize first = ((i0 * a->dims[1] + i1) * a->dims[2] + x->lo[2]) * esize;
-                VkDeviceSize size = (x->hi[2] - x->lo[2]) * esize;
-                batch_add(&b, src_base + first, dst_base + first, size);
+                VkDeviceSize first = ((i0 * n[1] + i1) * n[2] + x->lo[2]) * esize;
+                batch_add(&b, src_base + first, dst_base + first, (x->hi[2] - x->lo[2]) * esize);
             }
         }
     }

@@ -161,16 +161,20 @@ int hpl__gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, in
     return rc;
 }
 
-/* Waits for one point: a short spin (the usual wait is short), then a
- * blocking wait. */
+/* Spin this long before blocking: a blocking wait costs ~20 us more than a
+ * spin on NVIDIA (DESIGN.md §4), and most waits for one kernel are short. */
+#define SPIN_NS 50000u
+
+/* Waits for one point: a short spin, then a blocking wait. */
 static int wait_point(hpl_context *ctx, hpl__point p)
 {
     hpl__device *d = &ctx->devices[p.device];
-    for (int spin = 0; spin < 200; spin++) {
+    uint64_t until = hpl__now_ns() + SPIN_NS;
+    do {
         if (hpl__device_completed(d) >= p.value)
             return HPL_OK;
         sched_yield();
-    }
+    } while (hpl__now_ns() < until);
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                               .semaphoreCount = 1,
                               .pSemaphores = &d->timeline,
