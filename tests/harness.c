@@ -1,0 +1,290 @@
+/* Test harness: contexts with validation and a counting log, checks. */
+#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
+#include "harness.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int failures;
+static atomic_int warnings;      /* WARNING-level, not yet taken */
+static atomic_int warnings_all;  /* WARNING-level, ever */
+static atomic_int errors;        /* ERROR-level (validation) */
+static atomic_int checks;
+
+static const char *level_name(hpl_log_level level)
+{
+    switch (level) {
+    case HPL_LOG_DEBUG: return "debug";
+    case HPL_LOG_INFO: return "info";
+    case HPL_LOG_WARNING: return "WARNING";
+    case HPL_LOG_ERROR: return "ERROR";
+    }
+    return "?";
+}
+
+static void log_cb(void *user, hpl_log_level level, const char *message)
+{
+    (void)user;
+    if (level < HPL_LOG_WARNING)
+        return;
+    if (level == HPL_LOG_WARNING) {
+        atomic_fetch_add(&warnings, 1);
+        atomic_fetch_add(&warnings_all, 1);
+    } else {
+        atomic_fetch_add(&errors, 1);
+    }
+    fprintf(stderr, "[hplvk log %s] %s\n", level_name(level), message ? message : "(null)");
+}
+
+void th_prepare_desc(hpl_context_desc *desc)
+{
+    desc->validation = true;
+    desc->log = log_cb;
+    desc->log_user = NULL;
+}
+
+hpl_context *th_context_desc(const hpl_context_desc *base)
+{
+    hpl_context_desc desc = {0};
+    if (base)
+        desc = *base;
+    if (!desc.devices)
+        desc.devices = "cpu";
+    th_prepare_desc(&desc);
+    hpl_context *ctx = NULL;
+    int r = hpl_context_create(&desc, &ctx);
+    if (r != HPL_OK || !ctx) {
+        fprintf(stderr, "FATAL: hpl_context_create(devices=\"%s\") = %s: %s\n", desc.devices, hpl_error_name(r),
+                hpl_last_error());
+        exit(1);
+    }
+    return ctx;
+}
+
+hpl_context *th_context(const char *devices)
+{
+    return th_context_desc(&(hpl_context_desc){.devices = devices});
+}
+
+int th_finish(hpl_context *ctx)
+{
+    hpl_context_destroy(ctx);
+    int f = atomic_load(&failures);
+    int w = atomic_load(&warnings);
+    int e = atomic_load(&errors);
+    int c = atomic_load(&checks);
+    if (w)
+        fprintf(stderr, "FAIL: %d unexpected warning message(s) logged\n", w);
+    if (e)
+        fprintf(stderr, "FAIL: %d error/validation message(s) logged\n", e);
+    if (c == 0)
+        fprintf(stderr, "FAIL: the test checked nothing\n");
+    bool ok = f == 0 && w == 0 && e == 0 && c > 0;
+    fprintf(stderr, "%s: %d checks, %d failed, %d warnings, %d validation/error messages\n", ok ? "PASS" : "FAIL",
+            c, f, w, e);
+    return ok ? 0 : 1;
+}
+
+int th_take_warnings(void)
+{
+    return atomic_exchange(&warnings, 0);
+}
+
+int th_error_messages(void)
+{
+    return atomic_load(&errors);
+}
+
+int th_failures(void)
+{
+    return atomic_load(&failures);
+}
+
+bool th_contains(const char *haystack, const char *needle)
+{
+    if (!haystack || !needle)
+        return false;
+    size_t n = strlen(needle);
+    if (n == 0)
+        return true;
+    for (const char *p = haystack; *p; p++) {
+        size_t i = 0;
+        while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return true;
+    }
+    return false;
+}
+
+bool th_check(bool ok, const char *expr, const char *file, int line, const char *fmt, ...)
+{
+    atomic_fetch_add(&checks, 1);
+    if (ok)
+        return true;
+    atomic_fetch_add(&failures, 1);
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s:%d: CHECK failed: %s: %s\n", file, line, expr, msg);
+    return false;
+}
+
+bool th_check_ok(int result, const char *expr, const char *file, int line)
+{
+    atomic_fetch_add(&checks, 1);
+    if (result == HPL_OK)
+        return true;
+    atomic_fetch_add(&failures, 1);
+    fprintf(stderr, "%s:%d: CHECK_OK failed: %s returned %s (%d): %s\n", file, line, expr, hpl_error_name(result),
+            result, hpl_last_error());
+    return false;
+}
+
+bool th_check_fails_any(int result, const int *expected, int n_expected, const char *substring, const char *expr,
+                        const char *file, int line)
+{
+    atomic_fetch_add(&checks, 1);
+    bool code_ok = false;
+    for (int i = 0; i < n_expected; i++)
+        if (result == expected[i])
+            code_ok = true;
+    const char *msg = result == HPL_OK ? "" : hpl_last_error();
+    bool msg_ok = result != HPL_OK && th_contains(msg, substring);
+    if (code_ok && msg_ok)
+        return true;
+    atomic_fetch_add(&failures, 1);
+    char want[256] = "";
+    for (int i = 0; i < n_expected; i++) {
+        size_t len = strlen(want);
+        snprintf(want + len, sizeof want - len, "%s%s", i ? " or " : "", hpl_error_name(expected[i]));
+    }
+    if (!code_ok)
+        fprintf(stderr, "%s:%d: CHECK_FAILS failed: %s returned %s (%d), expected %s; message: \"%s\"\n", file, line,
+                expr, hpl_error_name(result), result, want, msg);
+    else
+        fprintf(stderr, "%s:%d: CHECK_FAILS failed: %s returned %s as expected but the message \"%s\" does not "
+                        "contain \"%s\"\n",
+                file, line, expr, hpl_error_name(result), msg, substring);
+    return false;
+}
+
+bool th_check_fails(int result, int expected, const char *substring, const char *expr, const char *file, int line)
+{
+    return th_check_fails_any(result, &expected, 1, substring, expr, file, line);
+}
+
+bool th_check_msg(const char *substring, const char *file, int line)
+{
+    atomic_fetch_add(&checks, 1);
+    const char *msg = hpl_last_error();
+    if (th_contains(msg, substring))
+        return true;
+    atomic_fetch_add(&failures, 1);
+    fprintf(stderr, "%s:%d: CHECK_MSG failed: the last error \"%s\" does not contain \"%s\"\n", file, line, msg,
+            substring);
+    return false;
+}
+
+hpl_kernel th_kernel(hpl_context *ctx, const char *glsl)
+{
+    hpl_kernel k = {0};
+    int r = hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.glsl = glsl}, &k);
+    if (!th_check_ok(r, "hpl_kernel_create (th_kernel)", __FILE__, __LINE__)) {
+        fprintf(stderr, "  source:\n%s\n", glsl);
+        hpl_kernel zero = {0};
+        return zero;
+    }
+    return k;
+}
+
+hpl_array th_array(hpl_context *ctx, hpl_type type, uint64_t d0, uint64_t d1, uint64_t d2)
+{
+    hpl_array a = {0};
+    int r = hpl_array_create(ctx, &(hpl_array_desc){.type = type, .dims = {d0, d1, d2}}, &a);
+    th_check(r == HPL_OK, "hpl_array_create (th_array)", __FILE__, __LINE__, "type %s dims {%llu,%llu,%llu}: %s: %s",
+             hpl_type_name(type), (unsigned long long)d0, (unsigned long long)d1, (unsigned long long)d2,
+             hpl_error_name(r), hpl_last_error());
+    return a;
+}
+
+void *th_access(hpl_context *ctx, hpl_array a, hpl_access mode)
+{
+    void *p = NULL;
+    int r = hpl_array_access(ctx, a, mode, &p);
+    if (!th_check_ok(r, "hpl_array_access (th_access)", __FILE__, __LINE__))
+        return NULL;
+    th_check(p != NULL, "p != NULL", __FILE__, __LINE__, "hpl_array_access returned HPL_OK and a NULL pointer");
+    return p;
+}
+
+char *th_tmpdir(const char *tag)
+{
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    size_t len = strlen(base) + strlen(tag) + 32;
+    char *path = malloc(len);
+    if (!path)
+        return NULL;
+    snprintf(path, len, "%s/hplvk-%s-XXXXXX", base, tag);
+    if (!mkdtemp(path)) {
+        fprintf(stderr, "mkdtemp(%s): %s\n", path, strerror(errno));
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void th_rmtree(const char *path)
+{
+    if (path)
+        nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+bool th_write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return false;
+    bool ok = fwrite(data, 1, size, f) == size;
+    ok = fclose(f) == 0 && ok;
+    return ok;
+}
+
+double th_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void th_note(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "note: %s\n", msg);
+}

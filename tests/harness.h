@@ -1,0 +1,112 @@
+/* Test harness for hplvk's end-to-end tests (all on Lavapipe, all under the
+ * validation layer).
+ *
+ *   int main(void) {
+ *       hpl_context *ctx = th_context("cpu:2");   // validation on, counting log
+ *       ...
+ *       CHECK(x == y, "x %d y %d", x, y);
+ *       CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(...)));
+ *       CHECK_FAILS(hpl_array_create(ctx, &bad, &a), HPL_ERROR_DIMENSIONS, "dims[0]");
+ *       return th_finish(ctx);                    // non-zero on any failure
+ *   }
+ *
+ * Every log message of level >= HPL_LOG_WARNING is printed and counted;
+ * th_finish() fails the test if any was seen (validation messages arrive at
+ * HPL_LOG_ERROR). A test that provokes warnings on purpose takes them with
+ * th_take_warnings(), which only ever removes WARNING-level messages: a
+ * validation message always fails the test.
+ *
+ * The checks and counters are thread-safe: tests may CHECK from any thread.
+ */
+#ifndef HPLVK_TEST_HARNESS_H
+#define HPLVK_TEST_HARNESS_H
+
+#include "hplvk.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define TH_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TH_PRINTF(f, a)
+#endif
+
+/* ---- contexts ---------------------------------------------------------- */
+
+/* A context on `devices` (HPLVK_DEVICES syntax; NULL = "cpu") with
+ * validation on and the counting log callback. Exits the test (status 1)
+ * when the context cannot be created: nothing else could run. */
+hpl_context *th_context(const char *devices);
+/* Same, from a description: validation and log are forced on, every other
+ * field (devices, cache_dir, no_disk_cache) is kept. devices NULL = "cpu". */
+hpl_context *th_context_desc(const hpl_context_desc *desc);
+/* Fills in validation and the counting log into *desc (for tests that call
+ * hpl_context_create themselves, e.g. to check it fails). */
+void th_prepare_desc(hpl_context_desc *desc);
+/* Destroys ctx (may be NULL), prints a summary and returns the process exit
+ * status: 0 only if every check passed and no unexpected message was logged. */
+int th_finish(hpl_context *ctx);
+
+/* ---- log counters ------------------------------------------------------ */
+
+/* WARNING-level messages seen since the last call; they are removed from
+ * what th_finish() counts (expected warnings). */
+int th_take_warnings(void);
+/* ERROR-level messages (validation) seen so far; never taken. */
+int th_error_messages(void);
+/* Number of failed checks so far. */
+int th_failures(void);
+
+/* ---- checks ------------------------------------------------------------ */
+
+bool th_check(bool ok, const char *expr, const char *file, int line, const char *fmt, ...) TH_PRINTF(5, 6);
+bool th_check_ok(int result, const char *expr, const char *file, int line);
+bool th_check_fails(int result, int expected, const char *substring, const char *expr, const char *file, int line);
+bool th_check_fails_any(int result, const int *expected, int n_expected, const char *substring, const char *expr,
+                        const char *file, int line);
+bool th_check_msg(const char *substring, const char *file, int line);
+/* Case-insensitive substring search. */
+bool th_contains(const char *haystack, const char *needle);
+
+/* CHECK(cond, fmt, ...): records a failure with file:line and the message. */
+#define CHECK(cond, ...) th_check(!!(cond), #cond, __FILE__, __LINE__, __VA_ARGS__)
+/* CHECK_OK(call): the call must return HPL_OK; prints hpl_error_name and
+ * hpl_last_error() otherwise. Evaluates to true on success. */
+#define CHECK_OK(call) th_check_ok((call), #call, __FILE__, __LINE__)
+/* CHECK_FAILS(call, code, "substring"): the call must return `code` and
+ * hpl_last_error() must contain the substring (case-insensitive). */
+#define CHECK_FAILS(call, code, substring) th_check_fails((call), (code), (substring), #call, __FILE__, __LINE__)
+/* CHECK_FAILS_ANY(call, ((int[]){A, B}), 2, "substring"): one of the codes. */
+#define CHECK_FAILS_ANY(call, codes, ncodes, substring) \
+    th_check_fails_any((call), (codes), (ncodes), (substring), #call, __FILE__, __LINE__)
+/* CHECK_MSG("substring"): hpl_last_error() contains it (after a CHECK_FAILS,
+ * to require more than one word in the message). */
+#define CHECK_MSG(substring) th_check_msg((substring), __FILE__, __LINE__)
+
+/* ---- small helpers ----------------------------------------------------- */
+
+/* A kernel from GLSL text; records a failure and returns {0} when creation
+ * fails. */
+hpl_kernel th_kernel(hpl_context *ctx, const char *glsl);
+/* An array of the given type and extents (trailing zeros: fewer dims). */
+hpl_array th_array(hpl_context *ctx, hpl_type type, uint64_t d0, uint64_t d1, uint64_t d2);
+/* Host pointer for access; NULL (and a recorded failure) on error. */
+void *th_access(hpl_context *ctx, hpl_array a, hpl_access mode);
+
+/* A fresh temporary directory (mkdtemp under $TMPDIR or /tmp); the caller
+ * frees the string. th_rmtree removes a directory tree (best effort). */
+char *th_tmpdir(const char *tag);
+void th_rmtree(const char *path);
+/* Writes a whole file; false on error. */
+bool th_write_file(const char *path, const void *data, size_t size);
+
+/* Seconds since an arbitrary point (for progress output only, never a
+ * pass/fail criterion). */
+double th_now(void);
+
+/* Prints an informational line prefixed with the test name. */
+void th_note(const char *fmt, ...) TH_PRINTF(1, 2);
+
+#endif

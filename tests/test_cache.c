@@ -1,0 +1,238 @@
+/* The on-disk caches (hplvk.h chapter 8): compiled SPIR-V under <dir>/spv
+ * and pipeline caches saved when a context is destroyed; a second context
+ * compiles nothing new; corrupt entries and an unwritable directory are
+ * ignored with a warning; HPLVK_CACHE_DIR, XDG_CACHE_HOME, "off" and
+ * no_disk_cache. Timing is never measured: only files are compared. */
+#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
+#include "harness.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define N 1000
+
+static const char *src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; float s; };\n"
+    "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = hpl_at(x, i) * s - 1.0; }\n";
+
+/* ---- file listings ---- */
+
+#define MAX_FILES 256
+typedef struct listing {
+    int n;
+    char *path[MAX_FILES];
+} listing;
+
+static listing *cur;
+
+static int collect(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_F && cur->n < MAX_FILES)
+        cur->path[cur->n++] = strdup(path);
+    return 0;
+}
+
+static listing list_files(const char *dir)
+{
+    listing l = {0};
+    cur = &l;
+    nftw(dir, collect, 16, FTW_PHYS);
+    return l;
+}
+
+static void free_listing(listing *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->path[i]);
+    l->n = 0;
+}
+
+static bool listed(const listing *l, const char *path)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->path[i], path) == 0)
+            return true;
+    return false;
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *s = malloc(n);
+    snprintf(s, n, "%s/%s", a, b);
+    return s;
+}
+
+/* ---- one use of the kernel in a fresh context ---- */
+
+static void use_kernel(const hpl_context_desc *desc, const char *what)
+{
+    hpl_context *ctx = th_context_desc(desc);
+    hpl_kernel k = th_kernel(ctx, src);
+    hpl_array x = th_array(ctx, HPL_FLOAT32, N, 0, 0), y = th_array(ctx, HPL_FLOAT32, N, 0, 0);
+    float *px = th_access(ctx, x, HPL_WRITE);
+    if (px)
+        for (int i = 0; i < N; i++)
+            px[i] = (float)i;
+    CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(x), hpl_arr(y), hpl_f32(3.0f))));
+    const float *py = th_access(ctx, y, HPL_READ);
+    if (py) {
+        int bad = 0;
+        for (int i = 0; i < N; i++)
+            bad += py[i] != (float)i * 3.0f - 1.0f;
+        CHECK(bad == 0, "%s: %d wrong results", what, bad);
+    }
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+    hpl_context_destroy(ctx); /* saves the pipeline cache */
+}
+
+int main(void)
+{
+    char *dir = th_tmpdir("cache");
+    if (!CHECK(dir != NULL, "no temporary directory"))
+        return th_finish(NULL);
+    char *spv = join(dir, "spv");
+
+    /* 1. First context: compiles, stores SPIR-V, saves a pipeline cache. */
+    {
+        hpl_context *ctx = th_context_desc(&(hpl_context_desc){.devices = "cpu", .cache_dir = dir});
+        hpl_kernel k = th_kernel(ctx, src);
+        listing l = list_files(spv);
+        CHECK(l.n >= 1, "no SPIR-V file in %s after compiling a kernel", spv);
+        free_listing(&l);
+        hpl_array x = th_array(ctx, HPL_FLOAT32, N, 0, 0), y = th_array(ctx, HPL_FLOAT32, N, 0, 0);
+        CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(x), hpl_arr(y), hpl_f32(3.0f))));
+        const float *py = th_access(ctx, y, HPL_READ);
+        if (py)
+            CHECK(py[0] == -1.0f && py[N - 1] == -1.0f, "first context: %g", py[0]);
+        CHECK_OK(hpl_kernel_destroy(ctx, k));
+        hpl_context_destroy(ctx);
+        listing all = list_files(dir), s = list_files(spv);
+        CHECK(all.n > s.n, "no pipeline cache file in %s after hpl_context_destroy (%d files, all in spv/)", dir,
+              all.n);
+        for (int i = 0; i < all.n; i++)
+            th_note("cache file: %s", all.path[i]);
+        free_listing(&all);
+        free_listing(&s);
+        CHECK(th_take_warnings() == 0, "warnings with a fresh, writable cache");
+    }
+
+    /* 2. Second context, same directory: nothing new in spv/. */
+    {
+        listing before = list_files(spv);
+        use_kernel(&(hpl_context_desc){.devices = "cpu", .cache_dir = dir}, "second context");
+        listing after = list_files(spv);
+        int added = 0;
+        for (int i = 0; i < after.n; i++)
+            if (!listed(&before, after.path[i])) {
+                added++;
+                th_note("new file in the SPIR-V cache: %s", after.path[i]);
+            }
+        CHECK(added == 0, "the second context compiled again: %d new file(s) in %s", added, spv);
+        free_listing(&before);
+        free_listing(&after);
+        CHECK(th_take_warnings() == 0, "warnings with a valid cache");
+    }
+
+    /* 3. Every cached file overwritten with garbage: still works, warns. */
+    {
+        listing all = list_files(dir);
+        CHECK(all.n >= 2, "expected SPIR-V and pipeline cache files, found %d", all.n);
+        for (int i = 0; i < all.n; i++) {
+            struct stat st;
+            size_t size = stat(all.path[i], &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 64;
+            unsigned char *junk = malloc(size);
+            for (size_t j = 0; j < size; j++)
+                junk[j] = (unsigned char)(j * 131u + 7u);
+            CHECK(th_write_file(all.path[i], junk, size), "cannot overwrite %s", all.path[i]);
+            free(junk);
+        }
+        free_listing(&all);
+        use_kernel(&(hpl_context_desc){.devices = "cpu", .cache_dir = dir}, "corrupt cache");
+        int w = th_take_warnings();
+        CHECK(w >= 1, "a corrupt cache was used without a warning");
+        th_note("corrupt cache: %d warning(s)", w);
+        /* Truncated files (shorter than any header). */
+        all = list_files(dir);
+        for (int i = 0; i < all.n; i++)
+            CHECK(th_write_file(all.path[i], "x", 1), "cannot truncate %s", all.path[i]);
+        free_listing(&all);
+        use_kernel(&(hpl_context_desc){.devices = "cpu", .cache_dir = dir}, "truncated cache");
+        CHECK(th_take_warnings() >= 1, "a truncated cache was used without a warning");
+    }
+
+    /* 4. A cache directory that cannot be created (under a regular file). */
+    {
+        char *base = th_tmpdir("cache-bad");
+        char *file = join(base, "regular_file");
+        CHECK(th_write_file(file, "not a directory", 15), "cannot create %s", file);
+        char *bad = join(file, "sub");
+        use_kernel(&(hpl_context_desc){.devices = "cpu", .cache_dir = bad}, "uncreatable cache dir");
+        CHECK(th_take_warnings() >= 1, "an unusable cache directory (%s) gave no warning", bad);
+        th_rmtree(base);
+        free(bad);
+        free(file);
+        free(base);
+    }
+
+    /* 5. HPLVK_CACHE_DIR and XDG_CACHE_HOME when desc.cache_dir is NULL. */
+    {
+        char *envdir = th_tmpdir("cache-env");
+        setenv("HPLVK_CACHE_DIR", envdir, 1);
+        use_kernel(&(hpl_context_desc){.devices = "cpu"}, "HPLVK_CACHE_DIR");
+        listing l = list_files(envdir);
+        CHECK(l.n >= 2, "HPLVK_CACHE_DIR=%s: %d cache files there", envdir, l.n);
+        free_listing(&l);
+        unsetenv("HPLVK_CACHE_DIR");
+
+        char *xdg = th_tmpdir("cache-xdg");
+        setenv("XDG_CACHE_HOME", xdg, 1);
+        use_kernel(&(hpl_context_desc){.devices = "cpu"}, "XDG_CACHE_HOME");
+        char *xdg_hplvk = join(xdg, "hplvk");
+        l = list_files(xdg_hplvk);
+        CHECK(l.n >= 2, "XDG_CACHE_HOME=%s: %d cache files in %s", xdg, l.n, xdg_hplvk);
+        free_listing(&l);
+
+        /* "off" disables the disk cache; so does no_disk_cache. (Only
+         * <xdg>/hplvk is looked at: the validation layer keeps its own
+         * shader_validation_cache file in XDG_CACHE_HOME.) */
+        th_rmtree(xdg);
+        CHECK(mkdir(xdg, 0700) == 0, "mkdir %s", xdg);
+        setenv("HPLVK_CACHE_DIR", "off", 1);
+        use_kernel(&(hpl_context_desc){.devices = "cpu"}, "HPLVK_CACHE_DIR=off");
+        l = list_files(xdg_hplvk);
+        CHECK(l.n == 0, "HPLVK_CACHE_DIR=off still wrote %d files into %s", l.n, xdg_hplvk);
+        for (int i = 0; i < l.n; i++)
+            th_note("written with HPLVK_CACHE_DIR=off: %s", l.path[i]);
+        free_listing(&l);
+        unsetenv("HPLVK_CACHE_DIR");
+        char *nod = th_tmpdir("cache-none");
+        use_kernel(&(hpl_context_desc){.devices = "cpu", .cache_dir = nod, .no_disk_cache = true}, "no_disk_cache");
+        l = list_files(nod);
+        CHECK(l.n == 0, "no_disk_cache still wrote %d files into %s", l.n, nod);
+        for (int i = 0; i < l.n; i++)
+            th_note("written with no_disk_cache: %s", l.path[i]);
+        free_listing(&l);
+        unsetenv("XDG_CACHE_HOME");
+        CHECK(th_take_warnings() == 0, "warnings with environment-selected caches");
+        th_rmtree(envdir);
+        th_rmtree(xdg);
+        th_rmtree(nod);
+        free(envdir);
+        free(xdg);
+        free(xdg_hplvk);
+        free(nod);
+    }
+
+    th_rmtree(dir);
+    free(spv);
+    free(dir);
+    return th_finish(NULL);
+}

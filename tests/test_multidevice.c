@@ -1,0 +1,238 @@
+/* Several logical devices on one Lavapipe ("cpu:2", "cpu:4"), each with its
+ * own memory: data written on one device and read on another moves through
+ * the host; chains alternating devices with no host access exercise the
+ * progress thread that links one device's timeline to another's. */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 5003
+
+static const char *gen_src = /* a[i] = i * 7 + seed */
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_out(uint, 1) a; uint seed; };\n"
+    "void main() { uint i = hpl_global_id.x; hpl_at(a, i) = i * 7u + seed; }\n";
+
+static const char *map_src = /* b[i] = a[i] * 3 + k */
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; uint k; };\n"
+    "void main() { uint i = hpl_global_id.x; hpl_at(b, i) = hpl_at(a, i) * 3u + k; }\n";
+
+static const char *step_src = /* x[i] = x[i] * 3 + k, in place */
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_inout(uint, 1) x; uint k; };\n"
+    "void main() { uint i = hpl_global_id.x; hpl_at(x, i) = hpl_at(x, i) * 3u + k; }\n";
+
+static const char *sum4_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(uint, 1) a; hpl_in(uint, 1) b; hpl_in(uint, 1) c; hpl_in(uint, 1) d; hpl_out(uint, 1) s; };\n"
+    "void main() { uint i = hpl_global_id.x;\n"
+    "    hpl_at(s, i) = hpl_at(a, i) + 3u * hpl_at(b, i) + 5u * hpl_at(c, i) + 7u * hpl_at(d, i); }\n";
+
+static void expect_u32(hpl_context *ctx, hpl_array a, const uint32_t *ref, const char *what)
+{
+    const uint32_t *p = th_access(ctx, a, HPL_READ);
+    if (!p)
+        return;
+    int bad = 0, first = -1;
+    for (int i = 0; i < N; i++)
+        if (p[i] != ref[i] && bad++ == 0)
+            first = i;
+    CHECK(bad == 0, "%s: %d wrong, first [%d]=%u want %u", what, bad, first, first >= 0 ? p[first] : 0,
+          first >= 0 ? ref[first] : 0);
+}
+
+static hpl_launch on(int device)
+{
+    hpl_launch l = {.device = device};
+    return l;
+}
+
+static void two_devices(void)
+{
+    hpl_context *ctx = th_context("cpu:2");
+    CHECK(hpl_device_count(ctx) == 2, "cpu:2 opened %d devices", hpl_device_count(ctx));
+    hpl_device_info info[2];
+    for (int d = 0; d < 2; d++) {
+        memset(&info[d], 0, sizeof info[d]);
+        if (CHECK_OK(hpl_device_get_info(ctx, d, &info[d]))) {
+            CHECK(info[d].type == HPL_DEVICE_CPU, "device %d type %d, want HPL_DEVICE_CPU", d, info[d].type);
+            CHECK(info[d].replica == (uint32_t)d, "device %d replica %u, want %d", d, info[d].replica, d);
+            CHECK(info[d].name[0] != 0, "device %d has no name", d);
+            CHECK(info[d].heap_count >= 1 && info[d].heaps[0].size > 0, "device %d: no memory heaps", d);
+            CHECK(info[d].queue_family_count >= 1 && (info[d].queue_families[0].flags & HPL_QUEUE_COMPUTE),
+                  "device %d: no compute queue family", d);
+            CHECK(info[d].max_buffer_size > 0 && info[d].max_workgroup_invocations >= 64,
+                  "device %d: max_buffer_size %llu, max_workgroup_invocations %u", d,
+                  (unsigned long long)info[d].max_buffer_size, info[d].max_workgroup_invocations);
+        }
+    }
+    CHECK(info[0].physical_index == info[1].physical_index, "the two replicas have physical indices %u and %u",
+          info[0].physical_index, info[1].physical_index);
+    CHECK(strcmp(info[0].name, info[1].name) == 0, "replicas named \"%s\" and \"%s\"", info[0].name, info[1].name);
+    CHECK(hpl_device_find(ctx, HPL_DEVICE_CPU, 0) == 0, "find(CPU, 0) = %d", hpl_device_find(ctx, HPL_DEVICE_CPU, 0));
+    CHECK(hpl_device_find(ctx, HPL_DEVICE_CPU, 1) == 1, "find(CPU, 1) = %d", hpl_device_find(ctx, HPL_DEVICE_CPU, 1));
+    CHECK(hpl_device_find(ctx, HPL_DEVICE_ANY, 1) == 1, "find(ANY, 1) = %d", hpl_device_find(ctx, HPL_DEVICE_ANY, 1));
+    CHECK_FAILS(hpl_device_find(ctx, HPL_DEVICE_CPU, 2), HPL_ERROR_UNKNOWN_DEVICE, "");
+    CHECK_FAILS(hpl_device_find(ctx, HPL_DEVICE_GPU, 0), HPL_ERROR_UNKNOWN_DEVICE, "");
+    int np = hpl_physical_device_count(ctx);
+    CHECK(np >= 1, "hpl_physical_device_count = %d", np);
+    if (np >= 1 && (int)info[0].physical_index < np) {
+        hpl_device_info pinfo;
+        if (CHECK_OK(hpl_physical_device_get_info(ctx, (int)info[0].physical_index, &pinfo)))
+            CHECK(strcmp(pinfo.name, info[0].name) == 0 && pinfo.type == HPL_DEVICE_CPU,
+                  "physical device %u is \"%s\" type %d", info[0].physical_index, pinfo.name, pinfo.type);
+    }
+
+    hpl_kernel gen = th_kernel(ctx, gen_src), map = th_kernel(ctx, map_src), step = th_kernel(ctx, step_src);
+    uint32_t *ref = malloc(sizeof(uint32_t) * N), *ref2 = malloc(sizeof(uint32_t) * N);
+    hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0);
+    hpl_array b = th_array(ctx, HPL_UINT32, N, 0, 0);
+    hpl_array c = th_array(ctx, HPL_UINT32, N, 0, 0);
+
+    /* Written on device 0, read on device 1, result read by the host. */
+    hpl_launch l0 = on(0), l1 = on(1);
+    CHECK_OK(hpl_eval(ctx, gen, &l0, HPL_ARGS(hpl_arr(a), hpl_u32(11))));
+    CHECK_OK(hpl_eval(ctx, map, &l1, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_u32(5))));
+    for (int i = 0; i < N; i++) {
+        ref[i] = (uint32_t)i * 7u + 11u;
+        ref2[i] = ref[i] * 3u + 5u;
+    }
+    expect_u32(ctx, b, ref2, "device 0 -> device 1 -> host");
+    expect_u32(ctx, a, ref, "array written on device 0, read by the host after device 1 read it");
+
+    /* The other way: device 1 updates a (both devices held copies), device 0
+     * must see the update, not its stale copy. */
+    CHECK_OK(hpl_eval(ctx, step, &l1, HPL_ARGS(hpl_arr(a), hpl_u32(1))));
+    CHECK_OK(hpl_eval(ctx, map, &l0, HPL_ARGS(hpl_arr(a), hpl_arr(c), hpl_u32(2))));
+    for (int i = 0; i < N; i++) {
+        ref[i] = ref[i] * 3u + 1u;
+        ref2[i] = ref[i] * 3u + 2u;
+    }
+    expect_u32(ctx, c, ref2, "device 1 update read on device 0");
+
+    /* Host writes: both device copies of a become stale. */
+    uint32_t *pa = th_access(ctx, a, HPL_WRITE);
+    if (pa)
+        for (int i = 0; i < N; i++)
+            ref[i] = pa[i] = (uint32_t)(N - i) * 13u;
+    CHECK_OK(hpl_eval(ctx, map, &l1, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_u32(0))));
+    CHECK_OK(hpl_eval(ctx, map, &l0, HPL_ARGS(hpl_arr(a), hpl_arr(c), hpl_u32(1))));
+    for (int i = 0; i < N; i++)
+        ref2[i] = ref[i] * 3u + 0u;
+    expect_u32(ctx, b, ref2, "host write then read on device 1");
+    for (int i = 0; i < N; i++)
+        ref2[i] = ref[i] * 3u + 1u;
+    expect_u32(ctx, c, ref2, "host write then read on device 0");
+
+    /* Ping-pong: 20 alternating in-place steps with no host access. */
+    for (int i = 0; i < N; i++)
+        ref[i] = (uint32_t)i;
+    CHECK_OK(hpl_array_write(ctx, a, ref, sizeof(uint32_t) * N));
+    for (uint32_t s = 0; s < 20; s++) {
+        hpl_launch l = on((int)(s % 2));
+        CHECK_OK(hpl_eval(ctx, step, &l, HPL_ARGS(hpl_arr(a), hpl_u32(s))));
+        for (int i = 0; i < N; i++)
+            ref[i] = ref[i] * 3u + s;
+    }
+    expect_u32(ctx, a, ref, "20 in-place steps alternating devices 0 and 1");
+
+    /* Ping-pong between two arrays and two devices: b = map(a) on 0,
+     * a = map(b) on 1, ... 20 evals. */
+    for (int i = 0; i < N; i++)
+        ref[i] = (uint32_t)i * 5u;
+    CHECK_OK(hpl_array_write(ctx, a, ref, sizeof(uint32_t) * N));
+    for (uint32_t s = 0; s < 20; s++) {
+        hpl_launch l = on((int)(s % 2));
+        hpl_array from = s % 2 ? b : a, to = s % 2 ? a : b;
+        CHECK_OK(hpl_eval(ctx, map, &l, HPL_ARGS(hpl_arr(from), hpl_arr(to), hpl_u32(s + 1))));
+        for (int i = 0; i < N; i++)
+            ref[i] = ref[i] * 3u + s + 1u;
+    }
+    expect_u32(ctx, a, ref, "20 evals ping-ponging two arrays between devices");
+
+    /* Fill on device 1, read on device 0. */
+    uint32_t fv = 0xdeadbeefu;
+    CHECK_OK(hpl_array_fill(ctx, b, &fv, 1));
+    CHECK_OK(hpl_eval(ctx, map, &l0, HPL_ARGS(hpl_arr(b), hpl_arr(c), hpl_u32(9))));
+    for (int i = 0; i < N; i++)
+        ref[i] = fv * 3u + 9u;
+    expect_u32(ctx, c, ref, "fill on device 1, eval on device 0");
+    for (int i = 0; i < N; i++)
+        ref[i] = fv;
+    expect_u32(ctx, b, ref, "fill on device 1, host read");
+
+    CHECK_OK(hpl_finish(ctx));
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+    CHECK_OK(hpl_array_destroy(ctx, c));
+    CHECK_OK(hpl_kernel_destroy(ctx, gen));
+    CHECK_OK(hpl_kernel_destroy(ctx, map));
+    CHECK_OK(hpl_kernel_destroy(ctx, step));
+    free(ref);
+    free(ref2);
+    hpl_context_destroy(ctx);
+}
+
+static void four_devices(void)
+{
+    hpl_context *ctx = th_context("cpu:4");
+    CHECK(hpl_device_count(ctx) == 4, "cpu:4 opened %d devices", hpl_device_count(ctx));
+    for (int d = 0; d < 4 && d < hpl_device_count(ctx); d++) {
+        hpl_device_info info;
+        if (CHECK_OK(hpl_device_get_info(ctx, d, &info)))
+            CHECK(info.replica == (uint32_t)d && info.type == HPL_DEVICE_CPU, "device %d: replica %u type %d", d,
+                  info.replica, info.type);
+    }
+    hpl_kernel map = th_kernel(ctx, map_src), step = th_kernel(ctx, step_src), sum4 = th_kernel(ctx, sum4_src);
+    uint32_t *ref = malloc(sizeof(uint32_t) * N), *parts[4];
+    hpl_array x = th_array(ctx, HPL_UINT32, N, 0, 0), p[4], s = th_array(ctx, HPL_UINT32, N, 0, 0);
+    for (int i = 0; i < N; i++)
+        ref[i] = (uint32_t)i ^ 0x5555u;
+    CHECK_OK(hpl_array_write(ctx, x, ref, sizeof(uint32_t) * N));
+    /* Round-robin: 20 in-place steps on devices 0,1,2,3,0,... */
+    for (uint32_t k = 0; k < 20; k++) {
+        hpl_launch l = on((int)(k % 4));
+        CHECK_OK(hpl_eval(ctx, step, &l, HPL_ARGS(hpl_arr(x), hpl_u32(k))));
+        for (int i = 0; i < N; i++)
+            ref[i] = ref[i] * 3u + k;
+    }
+    /* Each device derives its own part from x; device 3 combines all four. */
+    for (int d = 0; d < 4; d++) {
+        p[d] = th_array(ctx, HPL_UINT32, N, 0, 0);
+        parts[d] = malloc(sizeof(uint32_t) * N);
+        hpl_launch l = on(d);
+        CHECK_OK(hpl_eval(ctx, map, &l, HPL_ARGS(hpl_arr(x), hpl_arr(p[d]), hpl_u32((uint32_t)d * 100u))));
+        for (int i = 0; i < N; i++)
+            parts[d][i] = ref[i] * 3u + (uint32_t)d * 100u;
+    }
+    hpl_launch l3 = on(3);
+    CHECK_OK(hpl_eval(ctx, sum4, &l3, HPL_ARGS(hpl_arr(p[0]), hpl_arr(p[1]), hpl_arr(p[2]), hpl_arr(p[3]), hpl_arr(s))));
+    uint32_t *want = malloc(sizeof(uint32_t) * N);
+    for (int i = 0; i < N; i++)
+        want[i] = parts[0][i] + 3u * parts[1][i] + 5u * parts[2][i] + 7u * parts[3][i];
+    expect_u32(ctx, s, want, "cpu:4: four parts combined on device 3");
+    expect_u32(ctx, x, ref, "cpu:4: 20 round-robin steps");
+    for (int d = 0; d < 4; d++) {
+        char what[64];
+        snprintf(what, sizeof what, "cpu:4: part written on device %d", d);
+        expect_u32(ctx, p[d], parts[d], what);
+        CHECK_OK(hpl_array_destroy(ctx, p[d]));
+        free(parts[d]);
+    }
+    CHECK_OK(hpl_finish(ctx));
+    free(ref);
+    free(want);
+    /* Arrays x and s and the kernels are left for hpl_context_destroy. */
+    th_note("cpu:4: leaving 2 arrays and 3 kernels to hpl_context_destroy");
+    hpl_context_destroy(ctx);
+}
+
+int main(void)
+{
+    two_devices();
+    four_devices();
+    return th_finish(NULL);
+}
