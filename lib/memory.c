@@ -4,6 +4,25 @@
 
 #include <string.h>
 
+/* Allocates memory for *buffer and binds it; on failure destroys the buffer
+ * and leaves both handles null. */
+static int allocate_and_bind(hpl__device *d, const VkMemoryAllocateInfo *ai, VkBuffer *buffer, VkDeviceMemory *memory,
+                             const char *what)
+{
+    *memory = VK_NULL_HANDLE;
+    VkResult r = vkAllocateMemory(d->device, ai, NULL, memory);
+    if (r == VK_SUCCESS)
+        r = vkBindBufferMemory(d->device, *buffer, *memory, 0);
+    if (r == VK_SUCCESS)
+        return HPL_OK;
+    vkDestroyBuffer(d->device, *buffer, NULL);
+    if (*memory)
+        vkFreeMemory(d->device, *memory, NULL);
+    *buffer = VK_NULL_HANDLE;
+    *memory = VK_NULL_HANDLE;
+    return hpl__vk_error(r, what);
+}
+
 int hpl__buffer_create(hpl__device *d, VkDeviceSize size, VkBufferUsageFlags usage, uint32_t memory_type,
                        bool device_address, VkBuffer *buffer, VkDeviceMemory *memory)
 {
@@ -27,18 +46,7 @@ int hpl__buffer_create(hpl__device *d, VkDeviceSize size, VkBufferUsageFlags usa
         vkDestroyBuffer(d->device, *buffer, NULL);
         return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s: no suitable memory type for a buffer", d->info.name);
     }
-    r = vkAllocateMemory(d->device, &ai, NULL, memory);
-    if (r == VK_SUCCESS)
-        r = vkBindBufferMemory(d->device, *buffer, *memory, 0);
-    if (r != VK_SUCCESS) {
-        vkDestroyBuffer(d->device, *buffer, NULL);
-        if (*memory)
-            vkFreeMemory(d->device, *memory, NULL);
-        *buffer = VK_NULL_HANDLE;
-        *memory = VK_NULL_HANDLE;
-        return hpl__vk_error(r, "vkAllocateMemory");
-    }
-    return HPL_OK;
+    return allocate_and_bind(d, &ai, buffer, memory, "vkAllocateMemory");
 }
 
 static int chunk_create(hpl__device *d, hpl__arg_chunk *c)
@@ -182,17 +190,8 @@ int hpl__host_import(hpl__device *d, void *ptr, size_t size, VkBuffer *buffer, V
                                .pNext = &import,
                                .allocationSize = bytes,
                                .memoryTypeIndex = (uint32_t)type};
-    r = vkAllocateMemory(d->device, &ai, NULL, memory);
-    if (r == VK_SUCCESS)
-        r = vkBindBufferMemory(d->device, *buffer, *memory, 0);
-    if (r != VK_SUCCESS) {
-        vkDestroyBuffer(d->device, *buffer, NULL);
-        if (*memory)
-            vkFreeMemory(d->device, *memory, NULL);
-        *buffer = VK_NULL_HANDLE;
-        *memory = VK_NULL_HANDLE;
-        return hpl__vk_error(r, "vkAllocateMemory (host import)");
-    }
-    *offset = (uintptr_t)ptr - start;
-    return HPL_OK;
+    int rc = allocate_and_bind(d, &ai, buffer, memory, "vkAllocateMemory (host import)");
+    if (rc == HPL_OK)
+        *offset = (uintptr_t)ptr - start;
+    return rc;
 }
