@@ -168,6 +168,46 @@ int main(void)
         CHECK(th_take_warnings() >= 1, "a truncated cache was used without a warning");
     }
 
+    /* 3b. The key covers included files: the same kernel file with a changed
+     *     #include "scale.glsl" must not come from the cache. */
+    {
+        char *kdir = th_tmpdir("cache-inc");
+        char *kpath = join(kdir, "k.comp"), *hpath = join(kdir, "scale.glsl");
+        const char *ksrc = "#include <hplvk.glsl>\n"
+                           "#include \"scale.glsl\"\n"
+                           "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; };\n"
+                           "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = hpl_at(x, i) * SCALE; }\n";
+        CHECK(th_write_file(kpath, ksrc, strlen(ksrc)), "write %s", kpath);
+        for (int version = 2; version <= 4; version++) {
+            char h[64];
+            snprintf(h, sizeof h, "#define SCALE %d.0\n", version);
+            CHECK(th_write_file(hpath, h, strlen(h)), "write %s", hpath);
+            /* A new context each time, as a new run of the program would be. */
+            hpl_context *ctx = th_context_desc(&(hpl_context_desc){.devices = "cpu", .cache_dir = dir});
+            hpl_kernel k;
+            if (CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.path = kpath}, &k))) {
+                hpl_array x = th_array(ctx, HPL_FLOAT32, N, 0, 0), y = th_array(ctx, HPL_FLOAT32, N, 0, 0);
+                float *px = th_access(ctx, x, HPL_WRITE);
+                if (px)
+                    for (int i = 0; i < N; i++)
+                        px[i] = (float)i;
+                CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(x), hpl_arr(y))));
+                const float *py = th_access(ctx, y, HPL_READ);
+                if (py)
+                    CHECK(py[10] == 10.0f * version, "included file changed to SCALE %d.0 but the kernel computed "
+                                                     "y[10] = %g (stale SPIR-V from the cache?)",
+                          version, py[10]);
+                CHECK_OK(hpl_kernel_destroy(ctx, k));
+            }
+            hpl_context_destroy(ctx);
+        }
+        CHECK(th_take_warnings() == 0, "warnings while an included file changed");
+        th_rmtree(kdir);
+        free(kpath);
+        free(hpath);
+        free(kdir);
+    }
+
     /* 4. A cache directory that cannot be created (under a regular file). */
     {
         char *base = th_tmpdir("cache-bad");

@@ -164,6 +164,52 @@ static void two_devices(void)
         ref[i] = fv;
     expect_u32(ctx, b, ref, "fill on device 1, host read");
 
+    /* User storage (aligned and not) used by both devices: read on both,
+     * updated on device 1, read on the host through the user's pointer,
+     * read again on device 0. */
+    for (int variant = 0; variant < 2; variant++) {
+        uint32_t *mem = variant == 0 ? aligned_alloc(4096, ((sizeof(uint32_t) * N + 4095) / 4096) * 4096)
+                                     : malloc(sizeof(uint32_t) * (N + 1));
+        uint32_t *host = variant == 0 ? mem : mem + 1;
+        const char *kind = variant == 0 ? "aligned user storage" : "unaligned user storage";
+        for (int i = 0; i < N; i++)
+            host[i] = ref[i] = (uint32_t)i * 31u + 4u;
+        hpl_array u;
+        if (!CHECK_OK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_UINT32, .dims = {N}, .host = host}, &u))) {
+            free(mem);
+            continue;
+        }
+        char what[96];
+        CHECK_OK(hpl_eval(ctx, map, &l0, HPL_ARGS(hpl_arr(u), hpl_arr(b), hpl_u32(1))));
+        CHECK_OK(hpl_eval(ctx, map, &l1, HPL_ARGS(hpl_arr(u), hpl_arr(c), hpl_u32(2))));
+        for (int i = 0; i < N; i++)
+            ref2[i] = ref[i] * 3u + 1u;
+        snprintf(what, sizeof what, "%s read on device 0", kind);
+        expect_u32(ctx, b, ref2, what);
+        for (int i = 0; i < N; i++)
+            ref2[i] = ref[i] * 3u + 2u;
+        snprintf(what, sizeof what, "%s read on device 1", kind);
+        expect_u32(ctx, c, ref2, what);
+        CHECK_OK(hpl_eval(ctx, step, &l1, HPL_ARGS(hpl_arr(u), hpl_u32(5))));
+        for (int i = 0; i < N; i++)
+            ref[i] = ref[i] * 3u + 5u;
+        const uint32_t *pu = th_access(ctx, u, HPL_READ);
+        if (pu) {
+            CHECK(pu == host, "%s: READ access returned another pointer than the user's", kind);
+            int bad = 0;
+            for (int i = 0; i < N; i++)
+                bad += host[i] != ref[i];
+            CHECK(bad == 0, "%s written on device 1: %d wrong in the user's memory", kind, bad);
+        }
+        CHECK_OK(hpl_eval(ctx, map, &l0, HPL_ARGS(hpl_arr(u), hpl_arr(b), hpl_u32(3))));
+        for (int i = 0; i < N; i++)
+            ref2[i] = ref[i] * 3u + 3u;
+        snprintf(what, sizeof what, "%s written on device 1, read on device 0", kind);
+        expect_u32(ctx, b, ref2, what);
+        CHECK_OK(hpl_array_destroy(ctx, u));
+        free(mem);
+    }
+
     CHECK_OK(hpl_finish(ctx));
     CHECK_OK(hpl_array_destroy(ctx, a));
     CHECK_OK(hpl_array_destroy(ctx, b));
