@@ -32,6 +32,8 @@ static const char *matmul_dims_src =
     "        hpl_at(info, 2) = c.stride.x; hpl_at(info, 3) = c.stride.y;\n"
     "        hpl_at(info, 4) = hpl_global_size.x; hpl_at(info, 5) = hpl_global_size.y;\n"
     "        hpl_at(info, 6) = hpl_domain_size.x; hpl_at(info, 7) = hpl_domain_size.y;\n"
+    "        hpl_at(info, 8) = a.origin.x; hpl_at(info, 9) = a.origin.y;\n"
+    "        hpl_at(info, 10) = hpl_subkernel_offset.x; hpl_at(info, 11) = hpl_subkernel_offset.y;\n"
     "    }\n"
     "}\n";
 
@@ -95,14 +97,16 @@ static void run(hpl_context *ctx, int m, int p, int n)
 
     /* dims/stride seen by the kernel. */
     hpl_kernel kd = th_kernel(ctx, matmul_dims_src);
-    hpl_array info = th_array(ctx, HPL_UINT32, 8, 0, 0);
+    hpl_array info = th_array(ctx, HPL_UINT32, 12, 0, 0);
+    uint32_t sentinel = 0xdeadbeefu; /* hpl_out is not fetched, but a kernel that wrote nothing shows */
+    CHECK_OK(hpl_array_fill(ctx, info, &sentinel, 0));
     CHECK_OK(hpl_eval(ctx, kd, &(hpl_launch){.global = {m, n}},
                       HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_arr(c), hpl_arr(info))));
     if (CHECK_OK(hpl_array_read(ctx, c, hc, sizeof(float) * m * n))) {
         snprintf(what, sizeof what, "%dx%d * %dx%d via a.dims", m, p, p, n);
         check_product(hc, ha, hb, m, p, n, what);
     }
-    uint32_t hi[8];
+    uint32_t hi[12];
     if (CHECK_OK(hpl_array_read(ctx, info, hi, sizeof hi))) {
         CHECK(hi[0] == (uint32_t)m && hi[1] == (uint32_t)p, "a.dims = (%u,%u), want (%d,%d)", hi[0], hi[1], m, p);
         CHECK(hi[2] == (uint32_t)n && hi[3] == 1, "c.stride = (%u,%u), want (%d,1) (row-major)", hi[2], hi[3], n);
@@ -110,6 +114,8 @@ static void run(hpl_context *ctx, int m, int p, int n)
               hi[5], m, n);
         CHECK(hi[6] == (uint32_t)m && hi[7] == (uint32_t)n, "hpl_domain_size = (%u,%u), want (%d,%d)", hi[6],
               hi[7], m, n);
+        CHECK(hi[8] == 0 && hi[9] == 0, "a.origin = (%u,%u) for a whole array, want (0,0)", hi[8], hi[9]);
+        CHECK(hi[10] == 0 && hi[11] == 0, "hpl_subkernel_offset = (%u,%u) on one device, want (0,0)", hi[10], hi[11]);
     }
 
     CHECK_OK(hpl_kernel_destroy(ctx, k));

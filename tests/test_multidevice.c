@@ -2,6 +2,7 @@
  * own memory: data written on one device and read on another moves through
  * the host; chains alternating devices with no host access exercise the
  * progress thread that links one device's timeline to another's. */
+#define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 
 #include <stdio.h>
@@ -222,6 +223,95 @@ static void two_devices(void)
     hpl_context_destroy(ctx);
 }
 
+/* Device selection: HPLVK_DEVICES when desc.devices is NULL, the selector
+ * forms of chapter 8, the default, and the device descriptions. */
+static int count_with(const char *devices, int *count)
+{
+    hpl_context_desc d = {.devices = devices};
+    th_prepare_desc(&d);
+    hpl_context *c = NULL;
+    int r = hpl_context_create(&d, &c);
+    *count = r == HPL_OK ? hpl_device_count(c) : r;
+    if (r == HPL_OK)
+        hpl_context_destroy(c);
+    return r;
+}
+
+static void selection(void)
+{
+    int n;
+    setenv("HPLVK_DEVICES", "cpu:3", 1);
+    if (CHECK_OK(count_with(NULL, &n)))
+        CHECK(n == 3, "HPLVK_DEVICES=cpu:3 with desc.devices NULL opened %d devices", n);
+    /* desc.devices wins over the environment. */
+    if (CHECK_OK(count_with("cpu", &n)))
+        CHECK(n == 1, "desc.devices=cpu with HPLVK_DEVICES=cpu:3 opened %d devices", n);
+    unsetenv("HPLVK_DEVICES");
+    hpl_context_desc d = {0};
+    th_prepare_desc(&d);
+    hpl_context *c = NULL;
+    bool have_gpu = false;
+    if (CHECK_OK(hpl_context_create(&d, &c))) {
+        int np = hpl_physical_device_count(c);
+        hpl_device_info info;
+        for (int i = 0; i < np; i++)
+            if (CHECK_OK(hpl_physical_device_get_info(c, i, &info)) && (info.type & HPL_DEVICE_GPU))
+                have_gpu = true;
+        if (!have_gpu) {
+            CHECK(hpl_device_count(c) == 1, "default devices without a GPU: %d devices", hpl_device_count(c));
+            if (CHECK_OK(hpl_device_get_info(c, 0, &info)))
+                CHECK(info.type == HPL_DEVICE_CPU, "default device without a GPU has type %d", info.type);
+        }
+        int all;
+        if (CHECK_OK(count_with("all", &all)))
+            CHECK(all == np, "\"all\" opened %d devices of %d physical ones", all, np);
+        hpl_context_destroy(c);
+    }
+    if (!have_gpu) {
+        /* The CPU is physical device 0 here when it is the only one. */
+        int cpu_index = -1;
+        hpl_context *c2 = th_context("cpu");
+        hpl_device_info info;
+        if (CHECK_OK(hpl_device_get_info(c2, 0, &info)))
+            cpu_index = (int)info.physical_index;
+        hpl_context_destroy(c2);
+        char sel[32];
+        snprintf(sel, sizeof sel, "%d", cpu_index);
+        if (CHECK_OK(count_with(sel, &n)))
+            CHECK(n == 1, "devices=\"%s\" opened %d devices", sel, n);
+        snprintf(sel, sizeof sel, "%d:2", cpu_index);
+        if (CHECK_OK(count_with(sel, &n)))
+            CHECK(n == 2, "devices=\"%s\" opened %d devices", sel, n);
+    }
+    if (CHECK_OK(count_with("cpu0:2", &n)))
+        CHECK(n == 2, "devices=\"cpu0:2\" opened %d devices", n);
+}
+
+static void descriptions(void)
+{
+    hpl_context *ctx = th_context("cpu");
+    hpl_device_info info;
+    if (CHECK_OK(hpl_device_get_info(ctx, 0, &info))) {
+        CHECK(info.api_version >= ((1u << 22) | (2u << 12)), "api_version %x below Vulkan 1.2", info.api_version);
+        CHECK(info.subgroup_size >= 1, "subgroup_size %u", info.subgroup_size);
+        CHECK(info.max_workgroup_count[0] >= 65535 && info.max_workgroup_count[1] >= 65535 &&
+                  info.max_workgroup_count[2] >= 65535,
+              "max_workgroup_count %u,%u,%u below Vulkan's minimum", info.max_workgroup_count[0],
+              info.max_workgroup_count[1], info.max_workgroup_count[2]);
+        CHECK(info.max_workgroup_invocations >= 128, "max_workgroup_invocations %u", info.max_workgroup_invocations);
+        bool local = false;
+        for (uint32_t h = 0; h < info.heap_count && h < HPL_MAX_HEAPS; h++)
+            local |= info.heaps[h].device_local;
+        CHECK(local, "no device-local heap among %u", info.heap_count);
+        CHECK(info.replica == 0, "replica %u", info.replica);
+        th_note("%s: vendor %04x device %04x, %u heap(s), %u queue famil(ies), subgroup %u, host_import %d, "
+                "dedicated transfer queue %d",
+                info.name, info.vendor_id, info.device_id, info.heap_count, info.queue_family_count,
+                info.subgroup_size, info.host_import, info.dedicated_transfer_queue);
+    }
+    hpl_context_destroy(ctx);
+}
+
 static void four_devices(void)
 {
     hpl_context *ctx = th_context("cpu:4");
@@ -278,6 +368,8 @@ static void four_devices(void)
 
 int main(void)
 {
+    descriptions();
+    selection();
     two_devices();
     four_devices();
     return th_finish(NULL);
