@@ -123,15 +123,19 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
     if (!ctx)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_context_create: out of host memory");
     pthread_mutex_init(&ctx->lock, NULL);
+    pthread_mutex_init(&ctx->semaphore_lock, NULL);
     ctx->logger = (hpl__logger){desc->log, desc->log_user};
     const char *spec = desc->devices ? desc->devices : getenv("HPLVK_DEVICES");
     int rc = hpl__cache_init(&ctx->cache, desc->cache_dir, desc->no_disk_cache, &ctx->logger);
+    ctx->validation = desc->validation || env_true("HPLVK_VALIDATION");
     if (rc == HPL_OK)
-        rc = create_instance(ctx, desc->validation || env_true("HPLVK_VALIDATION"));
+        rc = create_instance(ctx, ctx->validation);
     if (rc == HPL_OK)
         rc = enumerate_physical(ctx);
     if (rc == HPL_OK)
         rc = hpl__devices_open(ctx, spec);
+    for (int i = 0; rc == HPL_OK && ctx->validation && i < ctx->device_count; i++)
+        ctx->devices[i].semaphore_lock = &ctx->semaphore_lock;
     if (rc == HPL_OK)
         rc = hpl__progress_start(ctx);
     if (rc != HPL_OK) {
@@ -188,5 +192,6 @@ void hpl_context_destroy(hpl_context *ctx)
     hpl__cache_destroy(&ctx->cache);
     HPL__UNLOCK(ctx);
     pthread_mutex_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->semaphore_lock);
     hpl__free(ctx);
 }

@@ -246,6 +246,11 @@ static const char *access_name(hpl_access a)
     return a == HPL_READ ? "hpl_in" : a == HPL_WRITE ? "hpl_out" : "hpl_inout";
 }
 
+static const char *article(hpl_type t)
+{
+    return hpl_type_name(t)[0] == 'i' ? "an" : "a"; /* an int, an int64_t, an invalid */
+}
+
 static int check_args(hpl_context *ctx, const hpl__reflection *r, const hpl_arg *args, size_t nargs,
                       hpl__array **arrays, view *views)
 {
@@ -264,8 +269,9 @@ static int check_args(hpl_context *ctx, const hpl__reflection *r, const hpl_arg 
                              got->kind == HPL_ARG_ARRAY ? "an array" : "a scalar");
         if (got->kind == HPL_ARG_SCALAR) {
             if (got->type != want->type)
-                return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH, "argument %d (%s): the kernel expects a %s scalar but a %s was given",
-                                 i, want->name, hpl_type_name(want->type), hpl_type_name(got->type));
+                return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH, "argument %d (%s): the kernel expects %s %s scalar but %s %s was given",
+                                 i, want->name, article(want->type), hpl_type_name(want->type), article(got->type),
+                                 hpl_type_name(got->type));
             continue;
         }
         int rc = hpl__array_get(ctx, got->value.array, &arrays[i]);

@@ -71,6 +71,8 @@ typedef struct hpl__device {
 
     VkPipelineCache pipeline_cache;
     int error; /* sticky: device lost */
+    /* Set only under validation: see hpl__validation_lock in context.c. */
+    pthread_mutex_t *semaphore_lock;
 } hpl__device;
 
 /* ---- arrays ----------------------------------------------------------- */
@@ -142,6 +144,8 @@ struct hpl_context {
     hpl__progress *progress;
     int deferred_error; /* first asynchronous error since the last hpl_finish */
     struct hpl__kernel *fill_kernel; /* shaders/fill.comp, made on first use */
+    bool validation;
+    pthread_mutex_t semaphore_lock; /* see hpl__device.semaphore_lock */
 };
 
 /* context.c */
@@ -161,6 +165,10 @@ void hpl__cmd_abandon(hpl__device *d, hpl__cmd *cmd);
  * gate_value > 0; returns the point of this work in *at. */
 int hpl__cmd_submit(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t gate_value, hpl__point *at);
 uint64_t hpl__device_completed(hpl__device *d);
+/* Signals d's gate from the host (the progress thread). */
+void hpl__gate_signal(hpl__device *d, uint64_t value);
+/* Blocks until d's timeline reaches value (spin first). */
+VkResult hpl__timeline_wait(hpl__device *d, uint64_t value);
 /* Host waits for every point (releasing the context lock meanwhile). */
 int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count);
 int hpl__wait_idle(hpl_context *ctx);

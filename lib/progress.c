@@ -5,7 +5,6 @@
  * served in order, which keeps each gate's values increasing. */
 #include "internal.h"
 
-#include <sched.h>
 #include <string.h>
 
 typedef struct request {
@@ -25,28 +24,12 @@ struct hpl__progress {
     hpl_context *ctx;
 };
 
-/* Waits (spin, then block with a timeout so that stop is noticed) until the
- * device's timeline reaches value. */
-static VkResult wait_timeline(hpl__device *d, uint64_t value)
-{
-    for (int spin = 0; spin < 100; spin++) {
-        if (hpl__device_completed(d) >= value)
-            return VK_SUCCESS;
-        sched_yield();
-    }
-    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                              .semaphoreCount = 1,
-                              .pSemaphores = &d->timeline,
-                              .pValues = &value};
-    return vkWaitSemaphores(d->device, &wi, UINT64_MAX);
-}
-
 static void serve(hpl__progress *p, const request *r)
 {
     hpl_context *ctx = p->ctx;
     for (int i = 0; i < r->count; i++) {
         hpl__device *src = &ctx->devices[r->points[i].device];
-        VkResult res = wait_timeline(src, r->points[i].value);
+        VkResult res = hpl__timeline_wait(src, r->points[i].value);
         if (res != VK_SUCCESS) {
             /* Keep the error; still open the gate so the waiting device does
              * not hang: its results are void and the error says so. */
@@ -56,11 +39,7 @@ static void serve(hpl__progress *p, const request *r)
             pthread_mutex_unlock(&ctx->lock);
         }
     }
-    hpl__device *dst = &ctx->devices[r->device];
-    VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
-                                .semaphore = dst->gate,
-                                .value = r->gate_value};
-    vkSignalSemaphore(dst->device, &si);
+    hpl__gate_signal(&ctx->devices[r->device], r->gate_value);
 }
 
 static void *run(void *arg)

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 /* Command buffers from a reusable ring, submission on a device's timeline,
  * and host waits for timeline points. Nothing here waits inside eval: a
  * command buffer still in flight is never waited for, a new one is made. */
@@ -5,13 +6,57 @@
 
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
+/* Under validation, the 1.3.239 layer deadlocks for 10 s when one thread
+ * reads a timeline (it waits for its state while holding its lock) and
+ * another signals one (KhronosGroup/Vulkan-ValidationLayers#4649, fixed
+ * upstream by #8519). With validation on, those calls are serialised by one
+ * lock and host waits poll instead of blocking in vkWaitSemaphores. Without
+ * validation semaphore_lock is NULL and nothing changes. */
 uint64_t hpl__device_completed(hpl__device *d)
 {
     uint64_t value = 0;
-    if (vkGetSemaphoreCounterValue(d->device, d->timeline, &value) != VK_SUCCESS)
-        return 0;
-    return value;
+    if (d->semaphore_lock)
+        pthread_mutex_lock(d->semaphore_lock);
+    VkResult r = vkGetSemaphoreCounterValue(d->device, d->timeline, &value);
+    if (d->semaphore_lock)
+        pthread_mutex_unlock(d->semaphore_lock);
+    return r == VK_SUCCESS ? value : 0;
+}
+
+void hpl__gate_signal(hpl__device *d, uint64_t value)
+{
+    VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = d->gate, .value = value};
+    if (d->semaphore_lock)
+        pthread_mutex_lock(d->semaphore_lock);
+    vkSignalSemaphore(d->device, &si);
+    if (d->semaphore_lock)
+        pthread_mutex_unlock(d->semaphore_lock);
+}
+
+/* Spin this long before blocking: a blocking wait costs ~20 us more than a
+ * spin on NVIDIA (DESIGN.md §4), and most waits for one kernel are short. */
+#define SPIN_NS 50000u
+
+VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
+{
+    uint64_t until = hpl__now_ns() + SPIN_NS;
+    while (d->semaphore_lock || hpl__now_ns() < until) {
+        if (hpl__device_completed(d) >= value)
+            return VK_SUCCESS;
+        if (d->error)
+            return VK_ERROR_DEVICE_LOST;
+        if (hpl__now_ns() < until)
+            sched_yield();
+        else
+            nanosleep(&(struct timespec){0, 20000}, NULL); /* validation only: poll */
+    }
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                              .semaphoreCount = 1,
+                              .pSemaphores = &d->timeline,
+                              .pValues = &value};
+    return vkWaitSemaphores(d->device, &wi, UINT64_MAX);
 }
 
 static int grow_cmds(hpl__device *d, hpl__cmd **out)
@@ -161,25 +206,11 @@ int hpl__gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, in
     return rc;
 }
 
-/* Spin this long before blocking: a blocking wait costs ~20 us more than a
- * spin on NVIDIA (DESIGN.md §4), and most waits for one kernel are short. */
-#define SPIN_NS 50000u
-
-/* Waits for one point: a short spin, then a blocking wait. */
+/* Waits for one point. */
 static int wait_point(hpl_context *ctx, hpl__point p)
 {
     hpl__device *d = &ctx->devices[p.device];
-    uint64_t until = hpl__now_ns() + SPIN_NS;
-    do {
-        if (hpl__device_completed(d) >= p.value)
-            return HPL_OK;
-        sched_yield();
-    } while (hpl__now_ns() < until);
-    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                              .semaphoreCount = 1,
-                              .pSemaphores = &d->timeline,
-                              .pValues = &p.value};
-    VkResult r = vkWaitSemaphores(d->device, &wi, UINT64_MAX);
+    VkResult r = hpl__timeline_wait(d, p.value);
     if (r == VK_SUCCESS)
         return HPL_OK;
     if (r == VK_ERROR_DEVICE_LOST)
