@@ -307,14 +307,9 @@ static int access_locked(hpl_context *ctx, hpl_array handle, hpl_access mode, vo
     /* The wait released the lock: the array may have been destroyed. */
     if (rc == HPL_OK)
         rc = hpl__array_get(ctx, handle, &a);
-    if (rc == HPL_OK && (mode & HPL_WRITE)) {
-        hpl__region whole;
-        hpl__region_init(&whole);
-        hpl__region_set_box(&whole, &a->coherence.whole);
-        if (!hpl__coherence_did_write(&a->coherence, HPL__HOST, &whole, (hpl__point){0, 0}))
-            rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-        hpl__region_free(&whole);
-    }
+    if (rc == HPL_OK && (mode & HPL_WRITE) &&
+        !hpl__coherence_did_write(&a->coherence, HPL__HOST, &a->coherence.whole_region, (hpl__point){0, 0}))
+        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (rc != HPL_OK) {
         hpl__error_prefix(fn);
         return rc;

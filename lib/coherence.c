@@ -9,6 +9,8 @@ void hpl__coherence_init(hpl__coherence *c, int memories, const hpl__box *whole,
     memset(c, 0, sizeof *c);
     c->memories = memories;
     c->whole = *whole;
+    hpl__region_init(&c->whole_region);
+    hpl__region_set_box(&c->whole_region, whole); /* inline storage: cannot fail */
     for (int m = 0; m < memories; m++)
         hpl__region_init(&c->mem[m].valid);
     if (initial >= 0)
@@ -17,6 +19,7 @@ void hpl__coherence_init(hpl__coherence *c, int memories, const hpl__box *whole,
 
 void hpl__coherence_free(hpl__coherence *c)
 {
+    hpl__region_free(&c->whole_region);
     for (int m = 0; m < c->memories; m++)
         hpl__region_free(&c->mem[m].valid);
 }

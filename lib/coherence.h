@@ -30,6 +30,7 @@ typedef struct hpl__memory_state {
 typedef struct hpl__coherence {
     int memories; /* 1 + number of devices */
     hpl__box whole;
+    hpl__region whole_region; /* {whole}; never copy the struct by value */
     hpl__memory_state mem[HPL__MAX_MEMORIES];
 } hpl__coherence;
 

@@ -107,17 +107,13 @@ static int stage_to_host(hpl_context *ctx, hpl__array *a, const hpl__transfer *t
 
 int hpl__fetch_to_host(hpl_context *ctx, hpl__array *a)
 {
-    hpl__region whole;
-    hpl__region_init(&whole);
-    hpl__region_set_box(&whole, &a->coherence.whole);
     hpl__transfer_plan plan;
-    int rc = hpl__coherence_plan_read(&a->coherence, HPL__HOST, &whole, &plan)
+    int rc = hpl__coherence_plan_read(&a->coherence, HPL__HOST, &a->coherence.whole_region, &plan)
                  ? HPL_OK
                  : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (int i = 0; rc == HPL_OK && i < plan.count; i++)
         rc = stage_to_host(ctx, a, &plan.steps[i]);
     hpl__transfer_plan_free(&plan);
-    hpl__region_free(&whole);
     return rc;
 }
 
@@ -162,12 +158,7 @@ static int prepare_binding(hpl_context *ctx, eval_state *st, binding *b)
     int rc = hpl__array_ensure_device(ctx, a, st->device->index);
     if (rc != HPL_OK || !(b->access & HPL_READ))
         return rc;
-    hpl__region whole;
-    hpl__region_init(&whole);
-    hpl__region_set_box(&whole, &a->coherence.whole);
-    bool ok = hpl__coherence_plan_read(&a->coherence, st->mem, &whole, &b->plan);
-    hpl__region_free(&whole);
-    if (!ok)
+    if (!hpl__coherence_plan_read(&a->coherence, st->mem, &a->coherence.whole_region, &b->plan))
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (int i = 0; rc == HPL_OK && i < b->plan.count; i++) {
         const hpl__transfer *t = &b->plan.steps[i];
@@ -207,13 +198,8 @@ static int commit(eval_state *st, hpl__point at)
                 ok &= hpl__coherence_did_transfer(c, &b->plan.steps[s], at);
         if (b->access & HPL_READ)
             hpl__coherence_did_read(c, st->mem, at);
-        if (b->access & HPL_WRITE) {
-            hpl__region whole;
-            hpl__region_init(&whole);
-            hpl__region_set_box(&whole, &c->whole);
-            ok &= hpl__coherence_did_write(c, st->mem, &whole, at);
-            hpl__region_free(&whole);
-        }
+        if (b->access & HPL_WRITE)
+            ok &= hpl__coherence_did_write(c, st->mem, &c->whole_region, at);
     }
     return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory recording an eval");
 }
