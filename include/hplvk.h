@@ -7,7 +7,8 @@
  *   1. Versions and errors        5. Kernels (host side)
  *   2. Contexts and threading     6. Kernels (GLSL side, <hplvk.glsl>)
  *   3. Devices                    7. eval: running a kernel
- *   4. Arrays and host access     8. Environment variables
+ *   4. Arrays, host access,       8. Environment variables
+ *      subarrays, statistics
  *
  * A complete program:
  *
@@ -84,7 +85,8 @@ HPL_API uint32_t hpl_version(void);
     X(ERROR_DEVICE_LOST, -13, "device lost")                                               \
     X(ERROR_VULKAN, -14, "Vulkan call failed")                                             \
     X(ERROR_TOO_LARGE, -15, "too large for the device")                                    \
-    X(ERROR_INTERNAL, -16, "internal error")
+    X(ERROR_INTERNAL, -16, "internal error")                                               \
+    X(ERROR_OUT_OF_RANGE, -17, "range outside the array")
 
 typedef enum hpl_result {
 #define HPL__RESULT_ENUM(name, code, text) HPL_##name = code,
@@ -143,7 +145,25 @@ typedef struct hpl_context_desc {
     const char *cache_dir;
     /* Do not read or write any cache on disk. Also HPLVK_CACHE_DIR="off". */
     bool no_disk_cache;
+    /* Bytes of array storage each device may hold. When an allocation would
+     * pass it, the least recently used buffers are evicted (their only valid
+     * data saved to the host first). 0: HPLVK_DEVICE_MEMORY_LIMIT (bytes, or
+     * with a K/M/G suffix), else the device's local heap. */
+    uint64_t device_memory_limit;
+    /* Zero-copy devices work on the host's copy of every array: no transfer
+     * at all (hpl_device_info.zero_copy). HPL_ZERO_COPY_AUTO (0): a device
+     * sharing memory with the host (the CPU, integrated GPUs) that is opened
+     * once; a physical device opened as several logical devices
+     * ("cpu:4") keeps separate copies, which is their purpose. Also set by
+     * HPLVK_ZERO_COPY=0/1 (OFF/ON). */
+    int zero_copy; /* hpl_zero_copy */
 } hpl_context_desc;
+
+typedef enum hpl_zero_copy {
+    HPL_ZERO_COPY_AUTO = 0,
+    HPL_ZERO_COPY_ON = 1,  /* every device that shares memory with the host, replicas too */
+    HPL_ZERO_COPY_OFF = 2, /* separate device copies everywhere */
+} hpl_zero_copy;
 
 /* Creates a context and opens its devices. desc may be NULL (all defaults).
  * Fails with HPL_ERROR_NO_DEVICE when no device matches, and with
@@ -211,6 +231,8 @@ typedef struct hpl_device_info {
     uint32_t subgroup_size;
     bool float64, int64;           /* double / 64-bit integer arrays usable */
     bool host_import;              /* VK_EXT_external_memory_host: transfers DMA from host arrays */
+    bool zero_copy;                /* kernels work on the host's copy (hpl_context_desc.zero_copy) */
+    uint64_t memory_limit;         /* bytes of arrays it may hold (hpl_context_desc.device_memory_limit) */
 } hpl_device_info;
 
 /* Number of devices opened in the context (at least 1). */
@@ -290,32 +312,152 @@ typedef struct hpl_array_info {
     int ndims;
     uint64_t dims[3];   /* unused dimensions are 1 */
     uint64_t count;     /* elements */
-    uint64_t bytes;
+    uint64_t bytes;     /* count * element size (a subarray's own elements) */
     const char *name;   /* valid while the array lives */
+    /* Subarrays (section 4b); for an array: parent and root are the array
+     * itself, origin 0, owned the whole array. */
+    bool is_subarray;
+    hpl_array parent, root;
+    uint64_t origin[3];         /* first element, in the root's coordinates */
+    uint64_t owned_first[3];    /* owned box, inclusive, in the array's own */
+    uint64_t owned_last[3];     /* coordinates (0 = its first element) */
+    uint64_t host_stride[3];    /* element strides of the pointer hpl_array_access returns */
+    bool contiguous;            /* its elements are one run in the root */
 } hpl_array_info;
 HPL_API int hpl_array_get_info(hpl_context *ctx, hpl_array array, hpl_array_info *out);
 
-/* Host access: returns in *out a pointer to the array's elements in host
- * memory, valid until the next call that touches the array.
- *   HPL_READ        waits until the newest data is on the host (only as long
- *                   as that takes); devices keep their copies.
+/* Host access: returns in *out a pointer to the array's first element in
+ * host memory, valid until the next call that touches the array. Element
+ * (i, j, k) is at p[i * host_stride[0] + j * host_stride[1] + k]; for an
+ * array that is plain row-major order, for a subarray the strides are its
+ * root's (hpl_array_info.host_stride).
+ *   HPL_READ        waits until the newest data of the (sub)array is on the
+ *                   host (only as long as that takes; only its own elements
+ *                   move); devices keep their copies.
  *   HPL_WRITE       fetches nothing; waits only for device work still using
- *                   the host storage; makes every device copy invalid. The
- *                   whole array counts as written.
+ *                   the host storage; the (sub)array's owned box counts as
+ *                   written and every device copy of it becomes invalid.
  *   HPL_READ_WRITE  both.
+ * A subarray with a ghost part (an owned box smaller than itself): HPL_WRITE
+ * also brings the ghost part to the host, as context; write only the owned
+ * box on the host.
  * Returns an error that surfaced asynchronously in work on this array (and
  * then forgets it); *out is left untouched then. */
 HPL_API int hpl_array_access(hpl_context *ctx, hpl_array array, hpl_access mode, void **out);
-/* Copies between the array and a host buffer of `bytes` (must equal the
- * array's size): hpl_array_access plus memcpy. */
+/* Copies between the (sub)array and a dense row-major host buffer of `bytes`
+ * (must equal hpl_array_info.bytes): host access plus a copy of each row. */
 HPL_API int hpl_array_read(hpl_context *ctx, hpl_array array, void *dst, size_t bytes);
 HPL_API int hpl_array_write(hpl_context *ctx, hpl_array array, const void *src, size_t bytes);
-/* Sets every element to *value (one element of the array's type), on the
- * device `device` (its copy becomes the only valid one), asynchronously. */
-HPL_API int hpl_array_fill(hpl_context *ctx, hpl_array array, const void *value, int device);
 /* Waits until no submitted work reads or writes the array; returns (then
  * forgets) an asynchronous error of the array's work. */
 HPL_API int hpl_array_wait(hpl_context *ctx, hpl_array array);
+
+/* Where fill and assignment run: a device index, or */
+#define HPL_WHERE_LAST_USED (-1) /* where the destination was last used (HPL's whereLastUsage) */
+#define HPL_ON_HOST (-2)         /* on the host, by the calling thread */
+
+/* Sets every element of the (sub)array's owned box to *value (one element of
+ * the array's type). On a device, asynchronously: that device's copy becomes
+ * the only valid one. On the host, at once. */
+HPL_API int hpl_array_fill(hpl_context *ctx, hpl_array array, const void *value, int where);
+/* Assignment dst = src between (sub)arrays of the same element type and
+ * extents, wherever their data is (HPL's a = b). Runs at `where`: on a
+ * device it is a device-local copy, asynchronous like eval, fetching first
+ * what of src is missing there; on the host it copies at once. dst's owned
+ * box counts as written. src and dst may be parts of one array, but they
+ * must not overlap (HPL_ERROR_INVALID_ARGUMENT). */
+HPL_API int hpl_array_assign(hpl_context *ctx, hpl_array dst, hpl_array src, int where);
+
+/* ======================================================================
+ * 4b. Subarrays
+ * ======================================================================
+ *
+ * A subarray is a view of a box of an array: inclusive ranges per
+ * dimension. It is not a copy: writing it changes its parent, and it goes
+ * wherever an array goes (kernel argument, host access, fill, assignment).
+ * A kernel sees it as a whole array of its own extents (index 0 at its
+ * first element), through the strides of its parent (x.stride in GLSL), so
+ * a column block costs no packing; x.origin is its place in the root.
+ * Subarrays nest; their coordinates are always relative to their parent.
+ *
+ *   hpl_array rows, block;
+ *   hpl_subarray(ctx, m, HPL_RANGES({10, 19}, HPL_ALL), &rows);   // rows 10..19
+ *   hpl_subarray(ctx, m, HPL_RANGES(HPL_ALL, {0, 7}), &block);    // columns 0..7
+ *
+ * Asking again for the same box (and owned box) of the same parent returns
+ * the same subarray. hpl_array_destroy of a subarray forgets the view
+ * (never its data); destroying an array destroys its subarrays with it.
+ *
+ * Owned boxes and ghost regions. hplvk departs here from HPL on purpose. In
+ * HPL, overlapping subarrays each keep their own possibly stale copy of the
+ * overlap (the ghost region), refreshed by hand. In hplvk a subarray may be
+ * created with an owned box (its interior): a write through it, by a kernel
+ * or an assignment, makes only the owned box valid. Elements it writes
+ * outside the owned box are treated as not written there: that copy of them
+ * becomes invalid, and the next read of the ghost part fetches it from
+ * wherever it is valid (another device's owned box, say). Stencils then need
+ * no halo-exchange code: give each part its interior as owned box.
+ * Without an owned box the whole subarray counts as written, and two writes
+ * whose boxes overlap are ordered in program order: never lost.
+ *
+ * Placement. On a device, a subarray lives inside a buffer of its root
+ * already there (bound at an offset), else gets a buffer of its own box.
+ * Data moves per region: only the missing elements of the box an access
+ * needs, from the cheapest memory holding them (another buffer on the same
+ * device, then the host, then another device through the host).
+ */
+
+/* Inclusive range of indices of one dimension. */
+typedef struct hpl_range {
+    uint64_t first, last;
+} hpl_range;
+#define HPL_END UINT64_MAX    /* as `last`: the parent's last index */
+#define HPL_ALL {0, HPL_END}  /* the whole dimension */
+/* HPL_RANGES({2, 5}, HPL_ALL) expands to the (count, ranges) parameters. */
+#define HPL_RANGES(...) \
+    (int)(sizeof((hpl_range[]){__VA_ARGS__}) / sizeof(hpl_range)), ((const hpl_range[]){__VA_ARGS__})
+
+/* The subarray of `parent` given by one range per dimension of the parent
+ * (nranges must equal its number of dimensions: HPL_ERROR_DIMENSIONS). A
+ * range outside the parent, or with first > last, is HPL_ERROR_OUT_OF_RANGE.
+ * The subarray has the parent's number of dimensions and element type. */
+HPL_API int hpl_subarray(hpl_context *ctx, hpl_array parent, int nranges, const hpl_range *ranges, hpl_array *out);
+/* Same, with an owned box: `owned` gives nranges inclusive ranges in the
+ * parent's coordinates, inside `ranges` (HPL_ERROR_OUT_OF_RANGE otherwise). */
+HPL_API int hpl_subarray_owned(hpl_context *ctx, hpl_array parent, int nranges, const hpl_range *ranges,
+                               const hpl_range *owned, hpl_array *out);
+/* The subarrays the user created directly in `parent` and has not destroyed,
+ * in creation order (HPL's getSubarray(i)). The library's own subarrays
+ * (parts of multi-device evals) are not listed. */
+HPL_API int hpl_subarray_count(hpl_context *ctx, hpl_array parent);
+HPL_API int hpl_subarray_get(hpl_context *ctx, hpl_array parent, int index, hpl_array *out);
+
+/* ======================================================================
+ * 4c. Statistics
+ * ======================================================================
+ *
+ * What the coherence engine moved, per device, since the context was made
+ * or the last hpl_stats_reset(). A copy between two devices counts as
+ * to_host on the source and to_device on the destination (it goes through
+ * the host). Zero-copy devices move nothing. */
+
+typedef struct hpl_device_stats {
+    uint64_t to_device_bytes, to_device_count; /* host -> device */
+    uint64_t to_host_bytes, to_host_count;     /* device -> host (reads, saves before eviction) */
+    uint64_t local_bytes, local_count;         /* within the device (between buffers, assignment) */
+    uint64_t evictions, evicted_bytes;         /* buffers freed to make room */
+    uint64_t resident_bytes, peak_bytes;       /* array storage held now, and at most */
+} hpl_device_stats;
+
+typedef struct hpl_stats {
+    int device_count;
+    hpl_device_stats device[16];
+    hpl_device_stats total; /* sums (resident/peak: sums of the devices') */
+} hpl_stats;
+
+HPL_API int hpl_stats_get(hpl_context *ctx, hpl_stats *out);
+/* Zeroes the counters (resident_bytes stays; peak restarts from it). */
+HPL_API int hpl_stats_reset(hpl_context *ctx);
 
 /* ======================================================================
  * 5. Kernels (host side)
@@ -497,6 +639,10 @@ HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *laun
  *                 Examples: "cpu:4", "gpu,cpu", "gpu1,gpu0".
  * HPLVK_VALIDATION=1   enable the validation layer (see hpl_context_desc).
  * HPLVK_CACHE_DIR      cache directory; "off" disables the disk caches.
+ * HPLVK_DEVICE_MEMORY_LIMIT   per-device limit of array storage: "64M",
+ *                      "1G", bytes (see hpl_context_desc.device_memory_limit).
+ * HPLVK_ZERO_COPY=0/1  zero-copy off / on for every device sharing memory
+ *                      with the host (see hpl_context_desc.zero_copy).
  */
 
 #ifdef __cplusplus

@@ -51,6 +51,11 @@ int hpl__array_get(hpl_context *ctx, hpl_array handle, hpl__array **out)
     return HPL_OK;
 }
 
+hpl__view hpl__view_of(const hpl__array *a)
+{
+    return (hpl__view){.root = a->root, .box = a->box, .owned = a->owned};
+}
+
 static int check_shape(const hpl_array_desc *desc, int *ndims, uint64_t *count, uint64_t *bytes)
 {
     if (hpl_type_size(desc->type) == 0)
@@ -80,6 +85,40 @@ static int check_shape(const hpl_array_desc *desc, int *ndims, uint64_t *count, 
     return HPL_OK;
 }
 
+/* Shape of a view from its box. */
+static void set_shape(hpl__array *a, hpl_type type, int ndims, const hpl__box *box)
+{
+    a->type = type;
+    a->ndims = ndims;
+    a->count = 1;
+    for (int i = 0; i < 3; i++) {
+        a->dims[i] = box->hi[i] - box->lo[i];
+        a->count *= a->dims[i];
+    }
+    a->bytes = a->count * hpl_type_size(type);
+    a->box = *box;
+    a->owned = *box;
+}
+
+/* Adds a to the pool with its name (given, or made by `fallback`). */
+static int register_array(hpl_context *ctx, hpl__array *a, const char *name, const char *parent_name, const char *ranges)
+{
+    a->id = hpl__pool_add(&ctx->arrays, a);
+    if (!a->id)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    char fallback[256];
+    if (parent_name)
+        snprintf(fallback, sizeof fallback, "%s%s", parent_name, ranges);
+    else
+        snprintf(fallback, sizeof fallback, "array#%x", a->id);
+    a->name = hpl__strdup(name ? name : fallback);
+    if (!a->name) {
+        hpl__pool_remove(&ctx->arrays, a->id);
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    return HPL_OK;
+}
+
 int hpl_array_create(hpl_context *ctx, const hpl_array_desc *desc, hpl_array *out)
 {
     if (!ctx || !desc || !out)
@@ -93,127 +132,319 @@ int hpl_array_create(hpl_context *ctx, const hpl_array_desc *desc, hpl_array *ou
         return rc;
     }
     hpl__array *a = hpl__calloc(1, sizeof *a);
-    if (!a)
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_array_create: out of host memory");
-    a->type = desc->type;
-    a->ndims = ndims;
+    uint64_t lo[3] = {0, 0, 0}, hi[3];
     for (int i = 0; i < 3; i++)
-        a->dims[i] = i < ndims ? desc->dims[i] : 1;
-    a->count = count;
-    a->bytes = bytes;
-    a->host = desc->host;
-    uint64_t lo[3] = {0, 0, 0};
-    hpl__box whole = hpl__box_make(3, lo, a->dims);
-    HPL__LOCK(ctx);
+        hi[i] = i < ndims ? desc->dims[i] : 1;
+    hpl__box whole = hpl__box_make(3, lo, hi);
     /* The host holds the initial contents: the user's data, or zeros. */
-    hpl__coherence_init(&a->coherence, 1 + ctx->device_count, &whole, HPL__HOST);
-    uint32_t id = hpl__pool_add(&ctx->arrays, a);
-    if (id) {
-        char fallback[32];
-        snprintf(fallback, sizeof fallback, "array#%x", id);
-        a->name = hpl__strdup(desc->name ? desc->name : fallback);
-    }
-    if (!id || !a->name) {
-        if (id)
-            hpl__pool_remove(&ctx->arrays, id);
-        HPL__UNLOCK(ctx);
-        hpl__coherence_free(&a->coherence);
+    if (!a || !hpl__coherence_init(&a->coherence, &whole, true)) {
         hpl__free(a);
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_array_create: out of host memory");
     }
+    set_shape(a, desc->type, ndims, &whole);
+    a->root = a;
+    a->host = desc->host;
+    a->last_where = HPL_ON_HOST;
+    HPL__LOCK(ctx);
+    rc = register_array(ctx, a, desc->name, NULL, NULL);
     HPL__UNLOCK(ctx);
-    out->id = id;
+    if (rc != HPL_OK) {
+        hpl__coherence_free(&a->coherence);
+        hpl__free(a);
+        hpl__error_prefix("hpl_array_create");
+        return rc;
+    }
+    out->id = a->id;
     return HPL_OK;
 }
 
-int hpl__array_ensure_host(hpl_context *ctx, hpl__array *a)
+/* ---- subarrays -------------------------------------------------------- */
+
+static hpl__array *find_child(hpl_context *ctx, const hpl__array *parent, const hpl__box *box, const hpl__box *owned,
+                              bool internal)
 {
-    (void)ctx;
-    if (a->host)
+    for (uint32_t i = 0; i < parent->child_count; i++) {
+        hpl__array *c = hpl__pool_get(&ctx->arrays, parent->children[i]);
+        if (c && c->internal == internal && hpl__box_equal(&c->box, box) && hpl__box_equal(&c->owned, owned))
+            return c;
+    }
+    return NULL;
+}
+
+static bool add_child(hpl__array *parent, uint32_t id)
+{
+    if (parent->child_count == parent->child_capacity) {
+        uint32_t cap = parent->child_capacity ? 2 * parent->child_capacity : 4;
+        uint32_t *c = hpl__realloc(parent->children, cap * sizeof *c);
+        if (!c)
+            return false;
+        parent->children = c;
+        parent->child_capacity = cap;
+    }
+    parent->children[parent->child_count++] = id;
+    return true;
+}
+
+static void remove_child(hpl__array *parent, uint32_t id)
+{
+    for (uint32_t i = 0; i < parent->child_count; i++) {
+        if (parent->children[i] == id) {
+            memmove(&parent->children[i], &parent->children[i + 1],
+                    (parent->child_count - i - 1) * sizeof *parent->children);
+            parent->child_count--;
+            return;
+        }
+    }
+}
+
+/* "[2:5,0:9]": a view's inclusive ranges in its parent's coordinates. */
+static void format_ranges(const hpl__array *parent, const hpl__box *box, char *out, size_t size)
+{
+    size_t n = 0;
+    for (int d = 0; d < parent->ndims && n < size; d++)
+        n += (size_t)snprintf(out + n, size - n, "%s%llu:%llu", d ? "," : "[",
+                              (unsigned long long)(box->lo[d] - parent->box.lo[d]),
+                              (unsigned long long)(box->hi[d] - 1 - parent->box.lo[d]));
+    if (n < size)
+        snprintf(out + n, size - n, "]");
+}
+
+int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box, const hpl__box *owned, bool internal,
+                       hpl__array **out)
+{
+    hpl__array *s = find_child(ctx, parent, box, owned, internal);
+    if (s) {
+        s->refs += internal;
+        *out = s;
         return HPL_OK;
-    /* Anonymous pages: page-aligned (importable as one DMA target) and zero. */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t size = (a->bytes + page - 1) / page * page;
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "array '%s': cannot allocate %llu bytes of host memory", a->name,
-                         (unsigned long long)a->bytes);
-    a->host = p;
-    a->host_owned = true;
-    a->host_map_size = size;
+    }
+    s = hpl__calloc(1, sizeof *s);
+    if (!s)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    set_shape(s, parent->type, parent->ndims, box);
+    s->owned = *owned;
+    s->root = parent->root;
+    s->parent = parent;
+    s->internal = internal;
+    s->refs = internal;
+    s->last_where = parent->last_where;
+    char ranges[200];
+    format_ranges(parent, box, ranges, sizeof ranges);
+    int rc = register_array(ctx, s, NULL, parent->name, ranges);
+    if (rc == HPL_OK && !add_child(parent, s->id)) {
+        hpl__pool_remove(&ctx->arrays, s->id);
+        hpl__free(s->name);
+        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    if (rc != HPL_OK) {
+        hpl__free(s);
+        return rc;
+    }
+    *out = s;
     return HPL_OK;
 }
 
-static uint64_t device_local_heap(const hpl__device *d)
+/* Turns inclusive ranges relative to parent into a box in root coordinates. */
+static int box_of_ranges(const hpl__array *parent, int nranges, const hpl_range *ranges, const char *what,
+                         const hpl__box *within, hpl__box *out)
 {
-    uint32_t heap = d->memory_props.memoryTypes[d->local_memory_type].heapIndex;
-    return d->memory_props.memoryHeaps[heap].size;
+    for (int d = 0; d < 3; d++) {
+        if (d >= parent->ndims) {
+            out->lo[d] = parent->box.lo[d];
+            out->hi[d] = parent->box.hi[d];
+            continue;
+        }
+        uint64_t n = parent->dims[d];
+        uint64_t first = ranges[d].first, last = ranges[d].last == HPL_END ? n - 1 : ranges[d].last;
+        if (first > last)
+            return hpl__fail(HPL_ERROR_OUT_OF_RANGE, "%s range of dimension %d is [%llu, %llu]: first > last", what, d,
+                             (unsigned long long)first, (unsigned long long)last);
+        if (last >= n)
+            return hpl__fail(HPL_ERROR_OUT_OF_RANGE,
+                             "%s range of dimension %d is [%llu, %llu] but '%s' has indices 0..%llu there", what, d,
+                             (unsigned long long)first, (unsigned long long)last, parent->name,
+                             (unsigned long long)(n - 1));
+        out->lo[d] = parent->box.lo[d] + first;
+        out->hi[d] = parent->box.lo[d] + last + 1;
+        if (within && (out->lo[d] < within->lo[d] || out->hi[d] > within->hi[d]))
+            return hpl__fail(HPL_ERROR_OUT_OF_RANGE, "owned range of dimension %d, [%llu, %llu], is not inside the subarray's range",
+                             d, (unsigned long long)first, (unsigned long long)last);
+    }
+    (void)nranges;
+    return HPL_OK;
 }
 
-int hpl__array_ensure_device(hpl_context *ctx, hpl__array *a, int device)
+static int subarray_locked(hpl_context *ctx, hpl_array parent_handle, int nranges, const hpl_range *ranges,
+                           const hpl_range *owned, hpl_array *out)
 {
-    hpl__array_copy *c = &a->copies[device];
-    if (c->buffer)
-        return HPL_OK;
-    hpl__device *d = &ctx->devices[device];
-    uint64_t heap = device_local_heap(d);
-    if (a->bytes > d->info.max_buffer_size || a->bytes > heap)
-        return hpl__fail(HPL_ERROR_OUT_OF_DEVICE_MEMORY,
-                         "array '%s' needs %.1f MiB on device %d (%s), which can hold at most %.1f MiB in one array",
-                         a->name, a->bytes / 1048576.0, device, d->info.name,
-                         HPL__MIN(heap, d->info.max_buffer_size) / 1048576.0);
-    int rc = hpl__buffer_create(d, a->bytes,
-                                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                d->local_memory_type, true, &c->buffer, &c->memory);
-    if (rc == HPL_ERROR_OUT_OF_DEVICE_MEMORY)
-        return hpl__fail(rc, "array '%s': out of device memory allocating %.1f MiB on device %d (%s)", a->name,
-                         a->bytes / 1048576.0, device, d->info.name);
+    hpl__array *parent = NULL;
+    int rc = hpl__array_get(ctx, parent_handle, &parent);
     if (rc != HPL_OK)
         return rc;
-    VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = c->buffer};
-    c->address = vkGetBufferDeviceAddress(d->device, &ai);
-    return HPL_OK;
-}
-
-int hpl__array_ensure_import(hpl_context *ctx, hpl__array *a, int device)
-{
-    hpl__array_copy *c = &a->copies[device];
-    if (c->host_buffer)
-        return HPL_OK;
-    int rc = hpl__array_ensure_host(ctx, a);
+    if (nranges != parent->ndims)
+        return hpl__fail(HPL_ERROR_DIMENSIONS, "%d range%s given but '%s' has %d dimension%s", nranges,
+                         nranges == 1 ? "" : "s", parent->name, parent->ndims, parent->ndims == 1 ? "" : "s");
+    hpl__box box, owned_box;
+    rc = box_of_ranges(parent, nranges, ranges, "the", NULL, &box);
     if (rc == HPL_OK)
-        rc = hpl__host_import(&ctx->devices[device], a->host, a->bytes, &c->host_buffer, &c->host_memory,
-                              &c->host_offset);
+        rc = owned ? box_of_ranges(parent, nranges, owned, "the owned", &box, &owned_box) : HPL_OK;
     if (rc != HPL_OK)
-        hpl__error_prefix(a->name);
+        return rc;
+    hpl__array *s = NULL;
+    rc = hpl__subarray_make(ctx, parent, &box, owned ? &owned_box : &box, false, &s);
+    if (rc == HPL_OK)
+        out->id = s->id;
     return rc;
 }
 
-void hpl__array_free(hpl_context *ctx, hpl__array *a)
+static int subarray_entry(hpl_context *ctx, hpl_array parent, int nranges, const hpl_range *ranges,
+                          const hpl_range *owned, hpl_array *out, const char *fn)
 {
-    for (int i = 0; i < ctx->device_count; i++) {
-        hpl__array_copy *c = &a->copies[i];
-        VkDevice dev = ctx->devices[i].device;
-        if (c->buffer)
-            vkDestroyBuffer(dev, c->buffer, NULL);
-        if (c->memory)
-            vkFreeMemory(dev, c->memory, NULL);
-        if (c->host_buffer)
-            vkDestroyBuffer(dev, c->host_buffer, NULL);
-        if (c->host_memory)
-            vkFreeMemory(dev, c->host_memory, NULL);
+    if (!ctx || !ranges || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !ctx ? "ctx" : !ranges ? "ranges" : "out");
+    HPL__LOCK(ctx);
+    int rc = subarray_locked(ctx, parent, nranges, ranges, owned, out);
+    if (rc != HPL_OK)
+        hpl__error_prefix(fn);
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+int hpl_subarray(hpl_context *ctx, hpl_array parent, int nranges, const hpl_range *ranges, hpl_array *out)
+{
+    return subarray_entry(ctx, parent, nranges, ranges, NULL, out, "hpl_subarray");
+}
+
+int hpl_subarray_owned(hpl_context *ctx, hpl_array parent, int nranges, const hpl_range *ranges,
+                       const hpl_range *owned, hpl_array *out)
+{
+    if (!owned)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_subarray_owned: owned is NULL");
+    return subarray_entry(ctx, parent, nranges, ranges, owned, out, "hpl_subarray_owned");
+}
+
+/* The index-th user subarray of parent, or NULL; *count gets how many. */
+static hpl__array *user_child(hpl_context *ctx, const hpl__array *parent, int index, int *count)
+{
+    hpl__array *found = NULL;
+    int n = 0;
+    for (uint32_t i = 0; i < parent->child_count; i++) {
+        hpl__array *c = hpl__pool_get(&ctx->arrays, parent->children[i]);
+        if (c && !c->internal) {
+            if (n == index)
+                found = c;
+            n++;
+        }
     }
-    if (a->host_owned)
-        munmap(a->host, a->host_map_size);
-    hpl__coherence_free(&a->coherence);
+    *count = n;
+    return found;
+}
+
+int hpl_subarray_count(hpl_context *ctx, hpl_array parent)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_subarray_count: ctx is NULL");
+    HPL__LOCK(ctx);
+    hpl__array *p = NULL;
+    int rc = hpl__array_get(ctx, parent, &p);
+    if (rc == HPL_OK)
+        user_child(ctx, p, -1, &rc);
+    else
+        hpl__error_prefix("hpl_subarray_count");
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+int hpl_subarray_get(hpl_context *ctx, hpl_array parent, int index, hpl_array *out)
+{
+    if (!ctx || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_subarray_get: %s is NULL", !ctx ? "ctx" : "out");
+    HPL__LOCK(ctx);
+    hpl__array *p = NULL;
+    int rc = hpl__array_get(ctx, parent, &p);
+    if (rc == HPL_OK) {
+        int count = 0;
+        hpl__array *c = user_child(ctx, p, index, &count);
+        if (c)
+            out->id = c->id;
+        else
+            rc = hpl__fail(HPL_ERROR_OUT_OF_RANGE, "index %d: '%s' has %d subarray%s", index, p->name, count,
+                           count == 1 ? "" : "s");
+    }
+    if (rc != HPL_OK)
+        hpl__error_prefix("hpl_subarray_get");
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+/* ---- storage ---------------------------------------------------------- */
+
+int hpl__array_ensure_host(hpl_context *ctx, hpl__array *root)
+{
+    (void)ctx;
+    if (root->host)
+        return HPL_OK;
+    /* Anonymous pages: page-aligned (importable as one DMA target) and zero. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = (root->bytes + page - 1) / page * page;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "array '%s': cannot allocate %llu bytes of host memory",
+                         root->name, (unsigned long long)root->bytes);
+    root->host = p;
+    root->host_owned = true;
+    root->host_map_size = size;
+    return HPL_OK;
+}
+
+int hpl__array_ensure_import(hpl_context *ctx, hpl__array *root, int device)
+{
+    hpl__import *im = &root->imports[device];
+    if (im->buffer)
+        return HPL_OK;
+    hpl__device *d = &ctx->devices[device];
+    int rc = hpl__array_ensure_host(ctx, root);
+    if (rc == HPL_OK)
+        rc = hpl__host_import(d, root->host, root->bytes, d->zero_copy, &im->buffer, &im->memory, &im->offset);
+    if (rc == HPL_OK && d->zero_copy) {
+        VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = im->buffer};
+        im->address = vkGetBufferDeviceAddress(d->device, &ai) + im->offset;
+    }
+    if (rc != HPL_OK)
+        hpl__error_prefix(root->name);
+    return rc;
+}
+
+static void free_storage(hpl_context *ctx, hpl__array *root)
+{
+    while (root->instance_count)
+        hpl__instance_free(ctx, root, &root->instances[root->instance_count - 1]);
+    for (int i = 0; i < ctx->device_count; i++) {
+        hpl__import *im = &root->imports[i];
+        VkDevice dev = ctx->devices[i].device;
+        if (im->buffer)
+            vkDestroyBuffer(dev, im->buffer, NULL);
+        if (im->memory)
+            vkFreeMemory(dev, im->memory, NULL);
+    }
+    hpl__free(root->instances);
+    if (root->host_owned)
+        munmap(root->host, root->host_map_size);
+    hpl__coherence_free(&root->coherence);
+}
+
+static void array_free(hpl_context *ctx, hpl__array *a)
+{
+    if (a->root == a)
+        free_storage(ctx, a);
+    hpl__free(a->children);
     hpl__free(a->name);
     hpl__free(a);
 }
 
 static void free_each(void *object, void *user)
 {
-    hpl__array_free(user, object);
+    array_free(user, object);
 }
 
 void hpl__array_destroy_all(hpl_context *ctx)
@@ -222,12 +453,40 @@ void hpl__array_destroy_all(hpl_context *ctx)
     hpl__pool_free(&ctx->arrays);
 }
 
-/* Waits for every piece of pending work that uses the array. */
-static int wait_array(hpl_context *ctx, hpl__array *a)
+/* Waits for every piece of pending work that uses the root array. */
+static int wait_array(hpl_context *ctx, hpl__array *root)
 {
-    hpl__point points[HPL__MAX_MEMORIES * HPL__MAX_DEVICES];
-    int n = hpl__coherence_all_points(&a->coherence, points, 0);
+    hpl__point points[HPL__MAX_DEVICES];
+    int n = hpl__coherence_all_points(&root->coherence, points, 0);
     return hpl__wait_points(ctx, points, n);
+}
+
+/* Takes a and its subarrays out of the pool (recursively). */
+static void unregister_tree(hpl_context *ctx, hpl__array *a)
+{
+    for (uint32_t i = 0; i < a->child_count; i++) {
+        hpl__array *c = hpl__pool_get(&ctx->arrays, a->children[i]);
+        if (c) {
+            unregister_tree(ctx, c);
+            array_free(ctx, c);
+        }
+    }
+    a->child_count = 0;
+    hpl__pool_remove(&ctx->arrays, a->id);
+}
+
+/* Destroys a subarray and its subarrays (views: no data changes). */
+static void destroy_view(hpl_context *ctx, hpl__array *a)
+{
+    remove_child(a->parent, a->id);
+    unregister_tree(ctx, a);
+    array_free(ctx, a);
+}
+
+void hpl__subarray_release(hpl_context *ctx, hpl__array *sub)
+{
+    if (sub->internal && --sub->refs == 0)
+        destroy_view(ctx, sub);
 }
 
 int hpl_array_destroy(hpl_context *ctx, hpl_array handle)
@@ -237,17 +496,40 @@ int hpl_array_destroy(hpl_context *ctx, hpl_array handle)
     HPL__LOCK(ctx);
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
-    if (rc == HPL_OK) {
+    if (rc == HPL_OK && a->root != a) {
+        destroy_view(ctx, a);
+    } else if (rc == HPL_OK) {
         /* Remove first: the wait releases the lock, and nobody may find the
          * array meanwhile. */
-        hpl__pool_remove(&ctx->arrays, handle.id);
+        unregister_tree(ctx, a);
         wait_array(ctx, a);
-        hpl__array_free(ctx, a);
+        array_free(ctx, a);
     } else {
         hpl__error_prefix("hpl_array_destroy");
     }
     HPL__UNLOCK(ctx);
     return rc;
+}
+
+/* ---- information ------------------------------------------------------ */
+
+static void root_strides(const hpl__array *root, uint64_t stride[3])
+{
+    stride[2] = 1;
+    stride[1] = root->dims[2];
+    stride[0] = root->dims[1] * root->dims[2];
+}
+
+/* Do the box's elements form one run in the root's row-major order? */
+static bool box_contiguous(const hpl__array *root, const hpl__box *b)
+{
+    int d = 2;
+    while (d > 0 && b->lo[d] == 0 && b->hi[d] == root->dims[d])
+        d--;
+    for (int i = 0; i < d; i++)
+        if (b->hi[i] - b->lo[i] != 1)
+            return false;
+    return true;
 }
 
 int hpl_array_get_info(hpl_context *ctx, hpl_array handle, hpl_array_info *out)
@@ -258,9 +540,22 @@ int hpl_array_get_info(hpl_context *ctx, hpl_array handle, hpl_array_info *out)
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
     if (rc == HPL_OK) {
-        *out = (hpl_array_info){.type = a->type, .ndims = a->ndims, .count = a->count, .bytes = a->bytes,
-                                .name = a->name};
+        *out = (hpl_array_info){.type = a->type,
+                                .ndims = a->ndims,
+                                .count = a->count,
+                                .bytes = a->bytes,
+                                .name = a->name,
+                                .is_subarray = a->root != a,
+                                .parent = {a->parent ? a->parent->id : a->id},
+                                .root = {a->root->id},
+                                .contiguous = box_contiguous(a->root, &a->box)};
         memcpy(out->dims, a->dims, sizeof out->dims);
+        memcpy(out->origin, a->box.lo, sizeof out->origin);
+        root_strides(a->root, out->host_stride);
+        for (int d = 0; d < 3; d++) {
+            out->owned_first[d] = a->owned.lo[d] - a->box.lo[d];
+            out->owned_last[d] = a->owned.hi[d] - 1 - a->box.lo[d];
+        }
     } else {
         hpl__error_prefix("hpl_array_get_info");
     }
@@ -268,18 +563,73 @@ int hpl_array_get_info(hpl_context *ctx, hpl_array handle, hpl_array_info *out)
     return rc;
 }
 
+/* ---- host access ------------------------------------------------------ */
+
 /* Returns (and forgets) an asynchronous error of the array's work or of a
  * device it lives on. */
-static int take_error(hpl_context *ctx, hpl__array *a, const char *fn)
+static int take_error(hpl_context *ctx, hpl__array *root, const char *fn)
 {
-    int rc = a->error;
-    a->error = HPL_OK;
-    for (int i = 0; rc == HPL_OK && i < ctx->device_count; i++)
-        if (a->copies[i].buffer && ctx->devices[i].error)
-            rc = ctx->devices[i].error;
+    int rc = root->error;
+    root->error = HPL_OK;
+    for (int i = 0; rc == HPL_OK && i < root->instance_count; i++)
+        rc = ctx->devices[root->instances[i].device].error;
     if (rc != HPL_OK)
-        hpl__fail(rc, "%s: earlier asynchronous work on array '%s' failed: %s", fn, a->name, hpl_error_string(rc));
+        hpl__fail(rc, "%s: earlier asynchronous work on array '%s' failed: %s", fn, root->name, hpl_error_string(rc));
     return rc;
+}
+
+static int fetch_box(hpl_context *ctx, hpl__array *root, const hpl__box *box)
+{
+    hpl__region r;
+    hpl__region_init(&r);
+    int rc = hpl__region_set_box(&r, box) ? hpl__fetch_to_host(ctx, root, &r)
+                                          : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    hpl__region_free(&r);
+    return rc;
+}
+
+int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *fetch, bool for_write)
+{
+    int rc = hpl__array_ensure_host(ctx, root);
+    if (rc == HPL_OK && fetch)
+        rc = fetch_box(ctx, root, fetch);
+    if (rc != HPL_OK)
+        return rc;
+    /* Reading waits for whoever wrote the host copy; writing also for every
+     * device still reading it (DMA from the host storage). */
+    hpl__point points[HPL__MAX_DEVICES];
+    int n = hpl__coherence_wait_points(&root->coherence, HPL__HOST, for_write, points, 0);
+    return hpl__wait_points(ctx, points, n);
+}
+
+/* Makes the host storage hold the view (READ; WRITE: its ghost part, as
+ * context) and waits for the work it needs. The wait releases the lock: *a
+ * is looked up again. */
+static int host_acquire(hpl_context *ctx, hpl_array handle, hpl__array **a, hpl_access mode, const char *fn)
+{
+    hpl__array *root = (*a)->root;
+    int rc = take_error(ctx, root, fn);
+    bool ghost = !hpl__box_equal(&(*a)->box, &(*a)->owned);
+    if (rc == HPL_OK)
+        rc = hpl__host_sync(ctx, root, (mode & HPL_READ) || ghost ? &(*a)->box : NULL, mode & HPL_WRITE);
+    return rc == HPL_OK ? hpl__array_get(ctx, handle, a) : rc;
+}
+
+int hpl__host_written(hpl__array *a)
+{
+    hpl__region r;
+    hpl__region_init(&r);
+    bool ok = hpl__region_set_box(&r, &a->owned) &&
+              hpl__coherence_did_write(&a->root->coherence, HPL__HOST, &r, (hpl__point){0, 0});
+    hpl__region_free(&r);
+    a->last_where = HPL_ON_HOST;
+    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+}
+
+uint8_t *hpl__host_pointer(const hpl__array *a)
+{
+    uint64_t first = hpl__box_offset(&a->root->coherence.whole, a->box.lo);
+    return a->root->host + first * hpl_type_size(a->type);
 }
 
 static int access_locked(hpl_context *ctx, hpl_array handle, hpl_access mode, void **out, const char *fn)
@@ -290,31 +640,15 @@ static int access_locked(hpl_context *ctx, hpl_array handle, hpl_access mode, vo
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
     if (rc == HPL_OK)
-        rc = take_error(ctx, a, fn);
-    if (rc == HPL_OK)
-        rc = hpl__array_ensure_host(ctx, a);
-    if (rc == HPL_OK && (mode & HPL_READ))
-        rc = hpl__fetch_to_host(ctx, a);
+        rc = host_acquire(ctx, handle, &a, mode, fn);
+    if (rc == HPL_OK && (mode & HPL_WRITE))
+        rc = hpl__host_written(a);
     if (rc != HPL_OK) {
         hpl__error_prefix(fn);
         return rc;
     }
-    /* Reading waits for whoever wrote the host copy; writing also for every
-     * device still reading it (DMA from the host storage). */
-    hpl__point points[HPL__MAX_DEVICES];
-    int n = hpl__coherence_wait_points(&a->coherence, HPL__HOST, mode & HPL_WRITE, points, 0);
-    rc = hpl__wait_points(ctx, points, n);
-    /* The wait released the lock: the array may have been destroyed. */
-    if (rc == HPL_OK)
-        rc = hpl__array_get(ctx, handle, &a);
-    if (rc == HPL_OK && (mode & HPL_WRITE) &&
-        !hpl__coherence_did_write(&a->coherence, HPL__HOST, &a->coherence.whole_region, (hpl__point){0, 0}))
-        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    if (rc != HPL_OK) {
-        hpl__error_prefix(fn);
-        return rc;
-    }
-    *out = a->host;
+    a->last_where = HPL_ON_HOST;
+    *out = hpl__host_pointer(a);
     return HPL_OK;
 }
 
@@ -326,6 +660,26 @@ int hpl_array_access(hpl_context *ctx, hpl_array handle, hpl_access mode, void *
     int rc = access_locked(ctx, handle, mode, out, "hpl_array_access");
     HPL__UNLOCK(ctx);
     return rc;
+}
+
+/* Copies `part` of view a between the root's host storage and a dense
+ * buffer holding the whole view, row by row. */
+static void copy_dense(const hpl__array *a, const hpl__box *part, uint8_t *dense, bool to_host)
+{
+    const hpl__box *whole = &a->root->coherence.whole;
+    size_t esize = hpl_type_size(a->type);
+    size_t row = (size_t)(part->hi[2] - part->lo[2]) * esize;
+    for (uint64_t i = part->lo[0]; i < part->hi[0]; i++) {
+        for (uint64_t j = part->lo[1]; j < part->hi[1]; j++) {
+            uint64_t at[3] = {i, j, part->lo[2]};
+            uint8_t *h = a->root->host + hpl__box_offset(whole, at) * esize;
+            uint8_t *d = dense + hpl__box_offset(&a->box, at) * esize;
+            if (to_host)
+                memcpy(h, d, row);
+            else
+                memcpy(d, h, row);
+        }
+    }
 }
 
 static int copy_host(hpl_context *ctx, hpl_array handle, void *dst, const void *src, size_t bytes, const char *fn)
@@ -341,8 +695,9 @@ static int copy_host(hpl_context *ctx, hpl_array handle, void *dst, const void *
     void *p = NULL;
     if (rc == HPL_OK)
         rc = access_locked(ctx, handle, src ? HPL_WRITE : HPL_READ, &p, fn);
-    if (rc == HPL_OK)
-        memcpy(src ? p : dst, src ? src : p, bytes);
+    /* Writing: only the owned box (the ghost part is context). */
+    if (rc == HPL_OK && hpl__array_get(ctx, handle, &a) == HPL_OK)
+        copy_dense(a, src ? &a->owned : &a->box, src ? (uint8_t *)src : dst, src != NULL);
     else if (rc == HPL_ERROR_INVALID_HANDLE)
         hpl__error_prefix(fn);
     HPL__UNLOCK(ctx);
@@ -367,9 +722,9 @@ int hpl_array_wait(hpl_context *ctx, hpl_array handle)
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
     if (rc == HPL_OK)
-        rc = wait_array(ctx, a);
+        rc = wait_array(ctx, a->root);
     if (rc == HPL_OK && hpl__array_get(ctx, handle, &a) == HPL_OK)
-        rc = take_error(ctx, a, "hpl_array_wait");
+        rc = take_error(ctx, a->root, "hpl_array_wait");
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_wait");
     HPL__UNLOCK(ctx);

@@ -2,37 +2,104 @@
  * on write. See coherence.h. */
 #include "coherence.h"
 
+#include "common.h"
+
 #include <string.h>
 
-void hpl__coherence_init(hpl__coherence *c, int memories, const hpl__box *whole, int initial)
+static void state_init(hpl__memory_state *s, int device, const hpl__box *box)
+{
+    memset(s, 0, sizeof *s);
+    s->used = true;
+    s->device = device;
+    s->box = *box;
+    hpl__region_init(&s->valid);
+}
+
+bool hpl__coherence_init(hpl__coherence *c, const hpl__box *whole, bool host_valid)
 {
     memset(c, 0, sizeof *c);
-    c->memories = memories;
     c->whole = *whole;
     hpl__region_init(&c->whole_region);
     hpl__region_set_box(&c->whole_region, whole); /* inline storage: cannot fail */
-    for (int m = 0; m < memories; m++)
-        hpl__region_init(&c->mem[m].valid);
-    if (initial >= 0)
-        hpl__region_set_box(&c->mem[initial].valid, whole); /* inline storage: cannot fail */
+    c->mem = hpl__calloc(4, sizeof *c->mem);
+    if (!c->mem)
+        return false;
+    c->capacity = 4;
+    c->count = 1;
+    state_init(&c->mem[HPL__HOST], HPL__NO_DEVICE, whole);
+    if (host_valid)
+        hpl__region_set_box(&c->mem[HPL__HOST].valid, whole); /* inline storage: cannot fail */
+    return true;
 }
 
 void hpl__coherence_free(hpl__coherence *c)
 {
     hpl__region_free(&c->whole_region);
-    for (int m = 0; m < c->memories; m++)
+    for (int m = 0; m < c->count; m++)
         hpl__region_free(&c->mem[m].valid);
+    hpl__free(c->mem);
+    c->mem = NULL;
+    c->count = c->capacity = 0;
+}
+
+int hpl__coherence_add(hpl__coherence *c, int device, const hpl__box *box)
+{
+    int slot = 1;
+    while (slot < c->count && c->mem[slot].used)
+        slot++;
+    if (slot == c->capacity) {
+        hpl__memory_state *mem = hpl__realloc(c->mem, 2 * (size_t)c->capacity * sizeof *mem);
+        if (!mem)
+            return -1;
+        /* Regions with inline storage point into themselves: re-aim them. */
+        for (int m = 0; m < c->count; m++)
+            if (mem[m].valid.capacity <= HPL__REGION_INLINE)
+                mem[m].valid.boxes = mem[m].valid.inline_boxes;
+        c->mem = mem;
+        c->capacity *= 2;
+    }
+    if (slot == c->count)
+        c->count++;
+    state_init(&c->mem[slot], device, box);
+    return slot;
+}
+
+void hpl__coherence_remove(hpl__coherence *c, int mem)
+{
+    hpl__region_free(&c->mem[mem].valid);
+    memset(&c->mem[mem], 0, sizeof c->mem[mem]);
+    while (c->count > 1 && !c->mem[c->count - 1].used)
+        c->count--;
+}
+
+bool hpl__coherence_only_here(const hpl__coherence *c, int mem, const hpl__region *within, hpl__region *out)
+{
+    if (!hpl__region_copy(out, within) || !hpl__region_intersect(out, &c->mem[mem].valid))
+        return false;
+    for (int m = 0; m < c->count && !hpl__region_empty(out); m++)
+        if (m != mem && c->mem[m].used && !hpl__region_subtract(out, &c->mem[m].valid))
+            return false;
+    return true;
 }
 
 void hpl__transfer_plan_free(hpl__transfer_plan *plan)
 {
     for (int i = 0; i < plan->count; i++)
         hpl__region_free(&plan->steps[i].region);
-    plan->count = 0;
+    hpl__free(plan->steps);
+    memset(plan, 0, sizeof *plan);
 }
 
 static hpl__transfer *plan_push(hpl__transfer_plan *plan, int src, int dst)
 {
+    if (plan->count == plan->capacity) {
+        int cap = plan->capacity ? 2 * plan->capacity : 4;
+        hpl__transfer *steps = hpl__realloc(plan->steps, (size_t)cap * sizeof *steps);
+        if (!steps)
+            return NULL;
+        plan->steps = steps;
+        plan->capacity = cap;
+    }
     hpl__transfer *t = &plan->steps[plan->count++];
     t->src = src;
     t->dst = dst;
@@ -40,44 +107,56 @@ static hpl__transfer *plan_push(hpl__transfer_plan *plan, int src, int dst)
     return t;
 }
 
-/* Sources in order of preference for filling memory mem: the host first
- * (one DMA to any device), then the devices in order. */
-static int source_order(const hpl__coherence *c, int mem, int order[])
+static bool plan_add(hpl__transfer_plan *plan, int src, int dst, const hpl__region *region)
 {
-    int n = 0;
+    hpl__transfer *t = plan_push(plan, src, dst);
+    return t && hpl__region_copy(&t->region, region);
+}
+
+/* Sources in order of preference for filling memory mem: memories of the
+ * same device (a copy within the device), the host (one DMA), then the
+ * other devices' memories (two DMAs through the host). */
+static int source_order(const hpl__coherence *c, int mem, int *order)
+{
+    int device = c->mem[mem].device, n = 0;
+    if (device != HPL__NO_DEVICE)
+        for (int m = 1; m < c->count; m++)
+            if (m != mem && c->mem[m].used && c->mem[m].device == device)
+                order[n++] = m;
     if (mem != HPL__HOST)
         order[n++] = HPL__HOST;
-    for (int m = 1; m < c->memories; m++)
-        if (m != mem)
+    for (int m = 1; m < c->count; m++)
+        if (m != mem && c->mem[m].used && c->mem[m].device != device)
             order[n++] = m;
     return n;
 }
 
 bool hpl__coherence_plan_read(const hpl__coherence *c, int mem, const hpl__region *region, hpl__transfer_plan *plan)
 {
-    plan->count = 0;
+    hpl__transfer_plan_free(plan);
+    int *order = hpl__malloc((size_t)c->count * sizeof *order);
     hpl__region missing, piece;
     hpl__region_init(&missing);
     hpl__region_init(&piece);
-    bool ok = hpl__region_copy(&missing, region) && hpl__region_subtract(&missing, &c->mem[mem].valid);
-    int order[HPL__MAX_MEMORIES];
-    int n = source_order(c, mem, order);
+    bool ok = order && hpl__region_copy(&missing, region) && hpl__region_subtract(&missing, &c->mem[mem].valid);
+    int n = ok ? source_order(c, mem, order) : 0;
     for (int i = 0; ok && i < n && !hpl__region_empty(&missing); i++) {
         int src = order[i];
         ok = hpl__region_copy(&piece, &missing) && hpl__region_intersect(&piece, &c->mem[src].valid);
         if (!ok || hpl__region_empty(&piece))
             continue;
         ok = hpl__region_subtract(&missing, &piece);
-        if (ok && src != HPL__HOST && mem != HPL__HOST) {
-            /* Device to device goes through the host: stage first. */
-            ok = hpl__region_copy(&plan_push(plan, src, HPL__HOST)->region, &piece);
+        bool staged = src != HPL__HOST && mem != HPL__HOST && c->mem[src].device != c->mem[mem].device;
+        if (ok && staged) {
+            ok = plan_add(plan, src, HPL__HOST, &piece);
             src = HPL__HOST;
         }
         if (ok)
-            ok = hpl__region_copy(&plan_push(plan, src, mem)->region, &piece);
+            ok = plan_add(plan, src, mem, &piece);
     }
     hpl__region_free(&missing);
     hpl__region_free(&piece);
+    hpl__free(order);
     if (!ok)
         hpl__transfer_plan_free(plan);
     return ok;
@@ -137,25 +216,46 @@ static void region_swap(hpl__region *a, hpl__region *b)
         b->boxes = b->inline_boxes;
 }
 
+/* Does memory m's validity change when `region` is written into `mem`? */
+static bool write_touches(const hpl__coherence *c, int m, int mem, const hpl__region *region)
+{
+    if (!c->mem[m].used)
+        return false;
+    if (m == mem)
+        return true;
+    for (uint32_t i = 0; i < region->count; i++)
+        if (hpl__region_intersects_box(&c->mem[m].valid, &region->boxes[i]))
+            return true;
+    return false;
+}
+
 bool hpl__coherence_did_write(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at)
 {
     /* Compute every new validity first so that out-of-memory changes nothing. */
-    hpl__region next[HPL__MAX_MEMORIES];
-    bool ok = true;
-    for (int m = 0; m < c->memories; m++) {
-        hpl__region_init(&next[m]);
-        if (ok)
+    hpl__region *next = hpl__calloc((size_t)c->count, sizeof *next);
+    bool *touched = hpl__calloc((size_t)c->count, sizeof *touched);
+    bool ok = next && touched;
+    for (int m = 0; ok && m < c->count; m++) {
+        touched[m] = write_touches(c, m, mem, region);
+        if (touched[m])
             ok = hpl__region_copy(&next[m], &c->mem[m].valid) &&
                  (m == mem ? hpl__region_add(&next[m], region) : hpl__region_subtract(&next[m], region));
     }
-    for (int m = 0; m < c->memories; m++) {
-        if (ok)
+    for (int m = 0; next && m < c->count; m++) {
+        if (ok && touched[m])
             region_swap(&c->mem[m].valid, &next[m]);
         hpl__region_free(&next[m]);
     }
+    hpl__free(next);
+    hpl__free(touched);
     if (ok)
         set_writer(&c->mem[mem], at);
     return ok;
+}
+
+bool hpl__coherence_invalidate(hpl__coherence *c, int mem, const hpl__region *region)
+{
+    return hpl__region_subtract(&c->mem[mem].valid, region);
 }
 
 int hpl__coherence_wait_points(const hpl__coherence *c, int mem, bool for_write, hpl__point *out, int count)
@@ -163,14 +263,15 @@ int hpl__coherence_wait_points(const hpl__coherence *c, int mem, bool for_write,
     const hpl__memory_state *s = &c->mem[mem];
     count = hpl__points_add(out, count, s->writer);
     if (for_write)
-        for (int d = 0; d < c->memories - 1; d++)
+        for (int d = 0; d < HPL__MAX_DEVICES; d++)
             count = hpl__points_add(out, count, (hpl__point){d, s->readers[d]});
     return count;
 }
 
 int hpl__coherence_all_points(const hpl__coherence *c, hpl__point *out, int count)
 {
-    for (int m = 0; m < c->memories; m++)
-        count = hpl__coherence_wait_points(c, m, true, out, count);
+    for (int m = 0; m < c->count; m++)
+        if (c->mem[m].used)
+            count = hpl__coherence_wait_points(c, m, true, out, count);
     return count;
 }

@@ -1,228 +1,30 @@
 /* eval: check the arguments, bring missing data to the device, fill the
  * argument block, record the dispatches, submit, and record in each array's
  * coherence state what the kernel read and wrote. Never waits for a device. */
+#include "access.h"
 #include "embedded.h"
-#include "internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* ---- copies of regions ------------------------------------------------ */
-
-#define COPY_BATCH 64
-
-typedef struct copy_batch {
-    VkCommandBuffer cb;
-    VkBuffer src, dst;
-    VkBufferCopy regions[COPY_BATCH];
-    uint32_t count;
-} copy_batch;
-
-static void batch_flush(copy_batch *b)
-{
-    if (b->count)
-        vkCmdCopyBuffer(b->cb, b->src, b->dst, b->count, b->regions);
-    b->count = 0;
-}
-
-static void batch_add(copy_batch *b, VkDeviceSize src, VkDeviceSize dst, VkDeviceSize size)
-{
-    if (b->count && b->regions[b->count - 1].srcOffset + b->regions[b->count - 1].size == src &&
-        b->regions[b->count - 1].dstOffset + b->regions[b->count - 1].size == dst) {
-        b->regions[b->count - 1].size += size; /* contiguous with the last run */
-        return;
-    }
-    if (b->count == COPY_BATCH)
-        batch_flush(b);
-    b->regions[b->count++] = (VkBufferCopy){src, dst, size};
-}
-
-/* Records the copy of every box of region between two buffers holding the
- * whole array at byte offsets src_base and dst_base. A box spanning whole
- * trailing dimensions is one run; otherwise one run per row (or per row of
- * each plane). */
-static void record_region_copy(VkCommandBuffer cb, const hpl__array *a, const hpl__region *region, VkBuffer src,
-                               VkDeviceSize src_base, VkBuffer dst, VkDeviceSize dst_base)
-{
-    copy_batch b = {.cb = cb, .src = src, .dst = dst};
-    VkDeviceSize esize = hpl_type_size(a->type);
-    const uint64_t *n = a->dims;
-    for (uint32_t i = 0; i < region->count; i++) {
-        const hpl__box *x = &region->boxes[i];
-        bool full2 = x->lo[2] == 0 && x->hi[2] == n[2];
-        bool full1 = full2 && x->lo[1] == 0 && x->hi[1] == n[1];
-        if (full1) {
-            VkDeviceSize first = x->lo[0] * n[1] * n[2] * esize;
-            batch_add(&b, src_base + first, dst_base + first, (x->hi[0] - x->lo[0]) * n[1] * n[2] * esize);
-            continue;
-        }
-        for (uint64_t i0 = x->lo[0]; i0 < x->hi[0]; i0++) {
-            if (full2) {
-                VkDeviceSize first = (i0 * n[1] + x->lo[1]) * n[2] * esize;
-                batch_add(&b, src_base + first, dst_base + first, (x->hi[1] - x->lo[1]) * n[2] * esize);
-                continue;
-            }
-            for (uint64_t i1 = x->lo[1]; i1 < x->hi[1]; i1++) {
-                VkDeviceSize first = ((i0 * n[1] + i1) * n[2] + x->lo[2]) * esize;
-                batch_add(&b, src_base + first, dst_base + first, (x->hi[2] - x->lo[2]) * esize);
-            }
-        }
-    }
-    batch_flush(&b);
-}
-
-/* ---- moving data between memories ------------------------------------- */
-
-/* Copies t->region from device memory t->src into the host storage, as its
- * own submission on that device. */
-static int stage_to_host(hpl_context *ctx, hpl__array *a, const hpl__transfer *t)
-{
-    int s = t->src - 1;
-    hpl__device *d = &ctx->devices[s];
-    int rc = hpl__array_ensure_import(ctx, a, s);
-    if (rc != HPL_OK)
-        return rc;
-    /* Writing the host copy: wait for its writer and for every device still
-     * reading it. */
-    hpl__point waits[HPL__MAX_DEVICES];
-    int n = hpl__coherence_wait_points(&a->coherence, HPL__HOST, true, waits, 0);
-    uint64_t gate;
-    hpl__cmd *cmd;
-    rc = hpl__cmd_begin(d, &cmd);
-    if (rc != HPL_OK)
-        return rc;
-    rc = hpl__gate_for(ctx, d, waits, n, &gate);
-    if (rc != HPL_OK) {
-        hpl__cmd_abandon(d, cmd);
-        return rc;
-    }
-    const hpl__array_copy *c = &a->copies[s];
-    record_region_copy(cmd->cb, a, &t->region, c->buffer, 0, c->host_buffer, c->host_offset);
-    hpl__point at;
-    rc = hpl__cmd_submit(ctx, d, cmd, gate, &at);
-    if (rc == HPL_OK && !hpl__coherence_did_transfer(&a->coherence, t, at))
-        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    return rc;
-}
-
-int hpl__fetch_to_host(hpl_context *ctx, hpl__array *a)
-{
-    hpl__transfer_plan plan;
-    int rc = hpl__coherence_plan_read(&a->coherence, HPL__HOST, &a->coherence.whole_region, &plan)
-                 ? HPL_OK
-                 : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    for (int i = 0; rc == HPL_OK && i < plan.count; i++)
-        rc = stage_to_host(ctx, a, &plan.steps[i]);
-    hpl__transfer_plan_free(&plan);
-    return rc;
-}
-
-/* ---- one eval --------------------------------------------------------- */
-
-/* An array as the kernel sees it. */
-typedef struct binding {
-    hpl__array *array;
-    hpl_access access; /* union of every argument using the array */
-    hpl__transfer_plan plan;
-} binding;
-
-typedef struct eval_state {
-    hpl__device *device;
-    int mem; /* device index + 1 */
-    binding bindings[HPL__MAX_ARGS];
-    int binding_count;
-    hpl__point waits[HPL__MAX_DEVICES];
-    int wait_count;
-} eval_state;
-
-static binding *bind_array(eval_state *st, hpl__array *a, hpl_access access)
-{
-    for (int i = 0; i < st->binding_count; i++) {
-        if (st->bindings[i].array == a) {
-            st->bindings[i].access |= access;
-            return &st->bindings[i];
-        }
-    }
-    binding *b = &st->bindings[st->binding_count++];
-    memset(b, 0, sizeof *b);
-    b->array = a;
-    b->access = access;
-    return b;
-}
-
-/* Plans and starts what must move so the device holds every array the
- * kernel reads; allocates device storage for every array. */
-static int prepare_binding(hpl_context *ctx, eval_state *st, binding *b)
-{
-    hpl__array *a = b->array;
-    int rc = hpl__array_ensure_device(ctx, a, st->device->index);
-    if (rc != HPL_OK || !(b->access & HPL_READ))
-        return rc;
-    if (!hpl__coherence_plan_read(&a->coherence, st->mem, &a->coherence.whole_region, &b->plan))
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    for (int i = 0; rc == HPL_OK && i < b->plan.count; i++) {
-        const hpl__transfer *t = &b->plan.steps[i];
-        if (t->dst == HPL__HOST)
-            rc = stage_to_host(ctx, a, t);
-        else
-            rc = hpl__array_ensure_import(ctx, a, st->device->index);
-    }
-    if (rc == HPL_OK && b->plan.count)
-        st->wait_count = hpl__coherence_wait_points(&a->coherence, HPL__HOST, false, st->waits, st->wait_count);
-    return rc;
-}
-
-static void record_fetches(const eval_state *st, VkCommandBuffer cb)
-{
-    int dev = st->device->index;
-    for (int i = 0; i < st->binding_count; i++) {
-        const binding *b = &st->bindings[i];
-        const hpl__array_copy *c = &b->array->copies[dev];
-        for (int s = 0; s < b->plan.count; s++)
-            if (b->plan.steps[s].dst == st->mem)
-                record_region_copy(cb, b->array, &b->plan.steps[s].region, c->host_buffer, c->host_offset, c->buffer,
-                                   0);
-    }
-}
-
-/* After the submission: host->device copies done at `at`, reads and writes
- * of the kernel recorded. */
-static int commit(eval_state *st, hpl__point at)
-{
-    bool ok = true;
-    for (int i = 0; i < st->binding_count; i++) {
-        binding *b = &st->bindings[i];
-        hpl__coherence *c = &b->array->coherence;
-        for (int s = 0; s < b->plan.count; s++)
-            if (b->plan.steps[s].dst == st->mem)
-                ok &= hpl__coherence_did_transfer(c, &b->plan.steps[s], at);
-        if (b->access & HPL_READ)
-            hpl__coherence_did_read(c, st->mem, at);
-        if (b->access & HPL_WRITE)
-            ok &= hpl__coherence_did_write(c, st->mem, &c->whole_region, at);
-    }
-    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory recording an eval");
-}
-
-static void release_bindings(eval_state *st)
-{
-    for (int i = 0; i < st->binding_count; i++)
-        hpl__transfer_plan_free(&st->bindings[i].plan);
-}
-
 /* ---- arguments -------------------------------------------------------- */
 
-/* How the kernel sees an array argument: normally the array's own type and
- * shape; internal kernels (fill) may view it differently. */
+/* How the kernel sees an array argument: the (sub)array's type and extents,
+ * through the strides of the memory holding it; the fill kernel views an
+ * array as 32-bit words instead. */
 typedef struct view {
+    hpl__array *array;
+    hpl__view at;      /* what it touches, root coordinates */
     hpl_type type;
     int ndims;
     uint64_t dims[3];
+    uint32_t words;    /* fill: words per element (word view, see fill_view) */
+    int slot;          /* the memory it is bound to on the device */
 } view;
 
-static view view_of(const hpl__array *a)
+static view view_of(hpl__array *a)
 {
-    view v = {.type = a->type, .ndims = a->ndims};
+    view v = {.array = a, .at = hpl__view_of(a), .type = a->type, .ndims = a->ndims};
     memcpy(v.dims, a->dims, sizeof v.dims);
     return v;
 }
@@ -237,8 +39,7 @@ static const char *article(hpl_type t)
     return hpl_type_name(t)[0] == 'i' ? "an" : "a"; /* an int, an int64_t, an invalid */
 }
 
-static int check_args(hpl_context *ctx, const hpl__reflection *r, const hpl_arg *args, size_t nargs,
-                      hpl__array **arrays, view *views)
+static int check_args(hpl_context *ctx, const hpl__reflection *r, const hpl_arg *args, size_t nargs, view *views)
 {
     if (nargs != (size_t)r->arg_count)
         return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH, "the kernel takes %d argument%s but %zu %s given", r->arg_count,
@@ -260,13 +61,13 @@ static int check_args(hpl_context *ctx, const hpl__reflection *r, const hpl_arg 
                                  hpl_type_name(got->type));
             continue;
         }
-        int rc = hpl__array_get(ctx, got->value.array, &arrays[i]);
+        hpl__array *a = NULL;
+        int rc = hpl__array_get(ctx, got->value.array, &a);
         if (rc != HPL_OK) {
             hpl__fail(rc, "argument %d (%s): array handle %#x is not a live array (destroyed or never created)", i,
                       want->name, got->value.array.id);
             return rc;
         }
-        const hpl__array *a = arrays[i];
         views[i] = view_of(a);
         if (a->type != want->type || a->ndims != want->ndims)
             return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH,
@@ -289,8 +90,37 @@ static void put_u32s(uint8_t *dst, const uint64_t *v, int n)
     }
 }
 
-static void write_args(uint8_t *block, const hpl__reflection *r, const hpl_arg *args, hpl__array **arrays,
-                       const view *views, int device)
+/* Element strides of a memory holding `box` dense row-major. */
+static void memory_strides(const hpl__array *root, int slot, uint64_t stride[3])
+{
+    const hpl__instance *inst = slot == HPL__HOST ? NULL : hpl__array_instance((hpl__array *)root, slot);
+    const hpl__box *b = inst ? &inst->box : &root->coherence.whole;
+    stride[2] = 1;
+    stride[1] = b->hi[2] - b->lo[2];
+    stride[0] = stride[1] * (b->hi[1] - b->lo[1]);
+}
+
+/* The kernel's extents and strides of view v. A word view (fill) runs the
+ * innermost dimension first: {n_last * words, n_(last-1), n_(last-2)}. */
+static void kernel_shape(const view *v, uint64_t dims[3], uint64_t stride[3])
+{
+    uint64_t s[3];
+    memory_strides(v->at.root, v->slot, s);
+    if (!v->words) {
+        memcpy(dims, v->dims, 3 * sizeof *dims);
+        memcpy(stride, s, 3 * sizeof *stride);
+        return;
+    }
+    int last = v->at.root->ndims - 1;
+    for (int i = 0; i < 3; i++) {
+        int d = last - i;
+        dims[i] = d >= 0 ? v->dims[d] * (i == 0 ? v->words : 1) : 1;
+        stride[i] = d >= 0 ? (i == 0 ? 1 : s[d] * v->words) : 0;
+    }
+}
+
+static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection *r, const hpl_arg *args,
+                       const view *views)
 {
     memset(block, 0, r->args_size);
     for (int i = 0; i < r->arg_count; i++) {
@@ -301,15 +131,14 @@ static void write_args(uint8_t *block, const hpl__reflection *r, const hpl_arg *
         }
         const view *v = &views[i];
         const hpl__array_layout *l = &r->layout[i];
-        uint64_t address = arrays[i]->copies[device].address;
-        uint64_t stride[3], origin[3] = {0, 0, 0};
-        stride[v->ndims - 1] = 1;
-        for (int d = v->ndims - 2; d >= 0; d--)
-            stride[d] = stride[d + 1] * v->dims[d + 1];
+        uint64_t address = hpl__op_address(op, v->at.root, v->slot, v->at.box.lo);
+        uint64_t dims[3], stride[3];
+        kernel_shape(v, dims, stride);
+        int n = v->words ? 3 : v->ndims;
         memcpy(block + l->pointer, &address, 8);
-        put_u32s(block + l->dims, v->dims, v->ndims);
-        put_u32s(block + l->stride, stride, v->ndims);
-        put_u32s(block + l->origin, origin, v->ndims);
+        put_u32s(block + l->dims, dims, n);
+        put_u32s(block + l->stride, stride, n);
+        put_u32s(block + l->origin, v->at.box.lo, n);
     }
 }
 
@@ -441,7 +270,7 @@ static int check_device(const hpl__variant *v, const hpl__device *d)
 
 /* Runs variant v on device d with arguments already checked. */
 static int run(hpl_context *ctx, hpl__variant *v, hpl__device *d, const hpl_launch *launch, const hpl_arg *args,
-               hpl__array **arrays, const view *views)
+               view *views)
 {
     const hpl__reflection *r = &v->reflection;
     uint64_t global[3];
@@ -457,44 +286,37 @@ static int run(hpl_context *ctx, hpl__variant *v, hpl__device *d, const hpl_laun
     if (rc != HPL_OK)
         return rc;
 
-    eval_state st = {.device = d, .mem = d->index + 1};
-    for (int i = 0; i < r->arg_count; i++)
-        if (arrays[i])
-            bind_array(&st, arrays[i], r->args[i].access);
-    for (int i = 0; i < st.binding_count && rc == HPL_OK; i++)
-        rc = prepare_binding(ctx, &st, &st.bindings[i]);
-
+    hpl__op op;
+    hpl__op_init(&op, ctx, d->index);
+    for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
+        if (views[i].array)
+            rc = hpl__op_bind(&op, &views[i].at, r->args[i].access, &views[i].slot);
+    if (rc == HPL_OK)
+        rc = hpl__op_prepare(&op);
     hpl__arg_chunk *chunk = NULL;
     uint32_t offset = 0;
     if (rc == HPL_OK && r->args_size)
         rc = hpl__args_alloc(d, r->args_size, &chunk, &offset);
     hpl__cmd *cmd = NULL;
     if (rc == HPL_OK)
-        rc = hpl__cmd_begin(d, &cmd);
-    uint64_t gate = 0;
-    if (rc == HPL_OK)
-        rc = hpl__gate_for(ctx, d, st.waits, st.wait_count, &gate);
+        rc = hpl__op_record(&op, &cmd);
     if (rc == HPL_OK) {
-        record_fetches(&st, cmd->cb);
-        hpl__barrier_all(cmd->cb);
         vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
         if (chunk) {
-            write_args(chunk->map + offset, r, args, arrays, views, d->index);
+            write_args(chunk->map + offset, &op, r, args, views);
             vkCmdBindDescriptorSets(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &chunk->set, 1,
                                     &offset);
         }
         record_dispatches(cmd->cb, d, global, local);
         hpl__point at;
-        rc = hpl__cmd_submit(ctx, d, cmd, gate, &at);
-        if (rc == HPL_OK) {
-            if (chunk)
-                chunk->last_value = at.value;
-            rc = commit(&st, at);
-        }
-    } else if (cmd) {
-        hpl__cmd_abandon(d, cmd);
+        rc = hpl__op_submit(&op, cmd, &at);
+        if (rc == HPL_OK && chunk)
+            chunk->last_value = at.value;
     }
-    release_bindings(&st);
+    for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
+        if (views[i].array)
+            views[i].array->last_where = d->index;
+    hpl__op_release(&op);
     return rc;
 }
 
@@ -507,10 +329,9 @@ static int eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launc
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "args is NULL but nargs is %zu", nargs);
     hpl__device *d = &ctx->devices[launch->device];
     hpl__variant *v = (hpl__variant *)hpl__kernel_variant_for(k, d);
-    hpl__array *arrays[HPL__MAX_ARGS] = {0};
-    view views[HPL__MAX_ARGS];
-    int rc = check_args(ctx, &v->reflection, args, nargs, arrays, views);
-    return rc == HPL_OK ? run(ctx, v, d, launch, args, arrays, views) : rc;
+    view views[HPL__MAX_ARGS] = {0};
+    int rc = check_args(ctx, &v->reflection, args, nargs, views);
+    return rc == HPL_OK ? run(ctx, v, d, launch, args, views) : rc;
 }
 
 int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
@@ -546,40 +367,30 @@ static int fill_kernel(hpl_context *ctx, hpl__kernel **out)
     return HPL_OK;
 }
 
-/* The array, viewed as 32-bit words, is written by shaders/fill.comp. */
-static int fill_locked(hpl_context *ctx, hpl_array handle, const void *value, int device)
+/* On a device: shaders/fill.comp writes the owned box viewed as 32-bit
+ * words, innermost dimension first. */
+int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int device)
 {
-    if (device < 0 || device >= ctx->device_count)
-        return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "device %d does not exist (the context has %d)", device,
-                         ctx->device_count);
-    hpl__array *a = NULL;
     hpl__kernel *k = NULL;
-    int rc = hpl__array_get(ctx, handle, &a);
-    if (rc == HPL_OK)
-        rc = fill_kernel(ctx, &k);
+    int rc = fill_kernel(ctx, &k);
     if (rc != HPL_OK)
         return rc;
     uint32_t words[2] = {0, 0};
     size_t esize = hpl_type_size(a->type);
     memcpy(words, value, esize);
-    uint64_t count = a->count * (esize / 4);
-    if (count > UINT32_MAX)
-        return hpl__fail(HPL_ERROR_TOO_LARGE, "array '%s' is too large to fill (over 2^32 words)", a->name);
-    hpl__array *arrays[HPL__MAX_ARGS] = {a};
-    view views[HPL__MAX_ARGS] = {{.type = HPL_UINT32, .ndims = 1, .dims = {count, 1, 1}}};
-    hpl_arg args[4] = {hpl_arr(handle), hpl_u32(words[0]), hpl_u32(words[1]), hpl_u32((uint32_t)(esize / 4))};
+    view views[HPL__MAX_ARGS] = {{.array = a, .at = {a->root, a->owned, a->owned}, .type = HPL_UINT32,
+                                  .ndims = a->ndims, .words = (uint32_t)(esize / 4)}};
+    for (int i = 0; i < 3; i++)
+        views[0].dims[i] = a->owned.hi[i] - a->owned.lo[i];
     hpl_launch launch = {.device = device};
-    return run(ctx, &k->variants[0], &ctx->devices[device], &launch, args, arrays, views);
-}
-
-int hpl_array_fill(hpl_context *ctx, hpl_array array, const void *value, int device)
-{
-    if (!ctx || !value)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_fill: %s is NULL", !ctx ? "ctx" : "value");
-    HPL__LOCK(ctx);
-    int rc = fill_locked(ctx, array, value, device);
-    if (rc != HPL_OK)
-        hpl__error_prefix("hpl_array_fill");
-    HPL__UNLOCK(ctx);
-    return rc;
+    uint64_t stride[3];
+    views[0].slot = HPL__HOST; /* shape only: strides are not needed here */
+    kernel_shape(&views[0], launch.global, stride);
+    for (int i = 0; i < 3; i++)
+        if (launch.global[i] > UINT32_MAX)
+            return hpl__fail(HPL_ERROR_TOO_LARGE, "'%s' is too large to fill on a device (a row of over 2^32 words)",
+                             a->name);
+    hpl_arg args[4] = {hpl_arr((hpl_array){a->id}), hpl_u32(words[0]), hpl_u32(words[1]),
+                       hpl_u32((uint32_t)(esize / 4))};
+    return run(ctx, &k->variants[0], &ctx->devices[device], &launch, args, views);
 }

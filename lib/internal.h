@@ -71,34 +71,74 @@ typedef struct hpl__device {
 
     VkPipelineCache pipeline_cache;
     int error; /* sticky: device lost */
+
+    bool zero_copy;        /* kernels use the host storage directly */
+    uint64_t memory_limit; /* bytes of array instances it may hold */
+    hpl_device_stats stats;
     /* Set only under validation: see hpl__validation_lock in context.c. */
     pthread_mutex_t *semaphore_lock;
 } hpl__device;
 
 /* ---- arrays ----------------------------------------------------------- */
 
-typedef struct hpl__array_copy {
-    VkBuffer buffer; /* the array on the device */
+/* A device buffer holding a box of a root array, dense row-major over the
+ * box: one memory of the root's coherence state. */
+typedef struct hpl__instance {
+    int slot; /* coherence memory */
+    int device;
+    hpl__box box;
+    VkBuffer buffer;
     VkDeviceMemory memory;
     VkDeviceAddress address;
-    VkBuffer host_buffer; /* the host storage imported into the device */
-    VkDeviceMemory host_memory;
-    VkDeviceSize host_offset; /* of the first element inside host_buffer */
-} hpl__array_copy;
+    uint64_t bytes;
+    uint64_t last_use; /* ctx->clock at its last use: least recently used goes first */
+    uint64_t pinned;   /* == ctx->operation while an operation needs it */
+} hpl__instance;
 
+/* The root's host storage imported into a device (one DMA per transfer). */
+typedef struct hpl__import {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize offset;     /* of the first element inside buffer */
+    VkDeviceAddress address; /* of the first element; zero-copy devices only */
+} hpl__import;
+
+/* An array or a subarray. A subarray is a view of a box of its root; the
+ * storage and the coherence state belong to the root. */
 typedef struct hpl__array {
+    uint32_t id;
     hpl_type type;
     int ndims;
-    uint64_t dims[3];
+    uint64_t dims[3]; /* of this view */
     uint64_t count, bytes;
     char *name;
+    struct hpl__array *root;   /* itself for an array */
+    struct hpl__array *parent; /* NULL for an array */
+    hpl__box box;              /* in the root's coordinates */
+    hpl__box owned;            /* inside box; box when it has no ghost part */
+    bool internal;             /* made by the library, not listed for the user */
+    uint32_t refs;             /* internal subarrays: users inside the library */
+    uint32_t *children;        /* ids of subarrays made from it, in creation order */
+    uint32_t child_count, child_capacity;
+    int last_where; /* device index or HPL_ON_HOST: where it was last used */
+
+    /* Roots only. */
     uint8_t *host;
-    bool host_owned;      /* mmap'd by the library */
+    bool host_owned; /* mmap'd by the library */
     size_t host_map_size;
     hpl__coherence coherence;
-    hpl__array_copy copies[HPL__MAX_DEVICES];
+    hpl__instance *instances;
+    int instance_count, instance_capacity;
+    hpl__import imports[HPL__MAX_DEVICES];
     int error; /* asynchronous error of work on this array, returned once */
 } hpl__array;
+
+/* An access to a view: what an eval argument, an assignment side or a host
+ * access touches. */
+typedef struct hpl__view {
+    hpl__array *root;
+    hpl__box box, owned; /* root coordinates */
+} hpl__view;
 
 /* ---- kernels ---------------------------------------------------------- */
 
@@ -145,6 +185,8 @@ struct hpl_context {
     int deferred_error; /* first asynchronous error since the last hpl_finish */
     struct hpl__kernel *fill_kernel; /* shaders/fill.comp, made on first use */
     bool validation;
+    uint64_t clock;     /* LRU clock of instances */
+    uint64_t operation; /* serial of the operation being built (pins instances) */
     pthread_mutex_t semaphore_lock; /* see hpl__device.semaphore_lock */
 };
 
@@ -188,16 +230,70 @@ int hpl__buffer_create(hpl__device *d, VkDeviceSize size, VkBufferUsageFlags usa
                        bool device_address, VkBuffer *buffer, VkDeviceMemory *memory);
 int hpl__args_alloc(hpl__device *d, uint32_t size, hpl__arg_chunk **chunk, uint32_t *offset);
 void hpl__args_release(hpl__device *d);
-int hpl__host_import(hpl__device *d, void *ptr, size_t size, VkBuffer *buffer, VkDeviceMemory *memory,
-                     VkDeviceSize *offset);
+int hpl__host_import(hpl__device *d, void *ptr, size_t size, bool device_address, VkBuffer *buffer,
+                     VkDeviceMemory *memory, VkDeviceSize *offset);
 
 /* array.c */
 int hpl__array_get(hpl_context *ctx, hpl_array handle, hpl__array **out);
-int hpl__array_ensure_device(hpl_context *ctx, hpl__array *a, int device);
-int hpl__array_ensure_host(hpl_context *ctx, hpl__array *a);
-int hpl__array_ensure_import(hpl_context *ctx, hpl__array *a, int device);
+hpl__view hpl__view_of(const hpl__array *a);
+int hpl__array_ensure_host(hpl_context *ctx, hpl__array *root);
+int hpl__array_ensure_import(hpl_context *ctx, hpl__array *root, int device);
 void hpl__array_destroy_all(hpl_context *ctx);
-void hpl__array_free(hpl_context *ctx, hpl__array *a);
+/* Starts an operation: instances pinned for it stay until the next one. */
+void hpl__operation_begin(hpl_context *ctx);
+/* The coherence memory through which device `device` accesses `box` of root:
+ * the host storage on a zero-copy device, else a buffer of root on the device
+ * holding the box (allocated, after evicting least recently used unpinned
+ * buffers, when there is none). Pins it for the current operation. */
+int hpl__array_memory_for(hpl_context *ctx, hpl__array *root, int device, const hpl__box *box, int *slot);
+hpl__instance *hpl__array_instance(hpl__array *root, int slot);
+/* Brings `fetch` (NULL: nothing) of root valid into the host storage and
+ * waits for the work the host must wait for before reading it (for_write:
+ * before writing it). Releases the lock while waiting: look handles up
+ * again after. */
+int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *fetch, bool for_write);
+/* Records that the host wrote a's owned box. */
+int hpl__host_written(hpl__array *a);
+/* a's first element in its root's host storage. */
+uint8_t *hpl__host_pointer(const hpl__array *a);
+/* eval.c */
+int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int device);
+/* Subarrays the library makes for itself (parts of multi-device evals). */
+int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box, const hpl__box *owned,
+                       bool internal, hpl__array **out);
+/* Drops one reference to an internal subarray (made with internal = true);
+ * the last one destroys it. */
+void hpl__subarray_release(hpl_context *ctx, hpl__array *sub);
+
+/* transfer.c: moving regions between memories */
+/* Where elements of a root live in one buffer: the buffer holds `box` dense
+ * row-major from byte `base`. */
+typedef struct hpl__layout {
+    VkBuffer buffer;
+    VkDeviceSize base;
+    hpl__box box;
+} hpl__layout;
+hpl__layout hpl__layout_of(hpl__array *root, int slot, int device);
+/* Records the copy of `region` (destination coordinates) from src to dst;
+ * element x of dst takes element x + shift of src. */
+void hpl__record_copy(VkCommandBuffer cb, const hpl__array *root, const hpl__region *region, const hpl__layout *src,
+                      const hpl__layout *dst, const int64_t shift[3]);
+/* Copies t's region from a device memory to the host storage as its own
+ * submission on that device, and records it. */
+int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *t);
+/* Brings region of root valid into the host storage (submits copies, does
+ * not wait). */
+int hpl__fetch_to_host(hpl_context *ctx, hpl__array *root, const hpl__region *region);
+/* Counts a transfer step of `bytes` in the statistics. */
+void hpl__count_transfer(hpl_context *ctx, const hpl__array *root, const hpl__transfer *t);
+/* Evicts one instance: saves what is valid only there, waits for its work,
+ * frees it. Holds the lock throughout. */
+int hpl__instance_evict(hpl_context *ctx, hpl__array *root, hpl__instance *inst);
+void hpl__instance_free(hpl_context *ctx, hpl__array *root, hpl__instance *inst);
+/* Sets each device's memory limit and zero-copy mode (context creation). */
+int hpl__devices_configure(hpl_context *ctx, const hpl_context_desc *desc);
+/* Number of elements of a box and its byte offset inside a layout box. */
+uint64_t hpl__box_offset(const hpl__box *outer, const uint64_t point[3]);
 
 /* kernel.c */
 int hpl__kernel_get(hpl_context *ctx, hpl_kernel handle, hpl__kernel **out);
@@ -208,9 +304,6 @@ void hpl__kernel_destroy_all(hpl_context *ctx);
 /* kernel.c */
 int hpl__kernel_create_locked(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kernel **out);
 
-/* eval.c: brings the newest data of the whole array into the host storage
- * (submitting copies on the devices that hold it; does not wait). */
-int hpl__fetch_to_host(hpl_context *ctx, hpl__array *a);
 
 #define HPL__LOCK(ctx) pthread_mutex_lock(&(ctx)->lock)
 #define HPL__UNLOCK(ctx) pthread_mutex_unlock(&(ctx)->lock)

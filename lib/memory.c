@@ -136,8 +136,8 @@ void hpl__args_release(hpl__device *d)
     d->chunk_count = d->chunk_current = 0;
 }
 
-int hpl__host_import(hpl__device *d, void *ptr, size_t size, VkBuffer *buffer, VkDeviceMemory *memory,
-                     VkDeviceSize *offset)
+int hpl__host_import(hpl__device *d, void *ptr, size_t size, bool device_address, VkBuffer *buffer,
+                     VkDeviceMemory *memory, VkDeviceSize *offset)
 {
     if (!d->host_import)
         return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s cannot import host memory (VK_EXT_external_memory_host)",
@@ -159,7 +159,8 @@ int hpl__host_import(hpl__device *d, void *ptr, size_t size, VkBuffer *buffer, V
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                              .pNext = &ext,
                              .size = bytes,
-                             .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                      (device_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0),
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     r = vkCreateBuffer(d->device, &bi, NULL, buffer);
     if (r != VK_SUCCESS)
@@ -183,7 +184,11 @@ int hpl__host_import(hpl__device *d, void *ptr, size_t size, VkBuffer *buffer, V
         return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s: no memory type can import this host memory", d->info.name);
     }
     *memory = VK_NULL_HANDLE;
+    /* Zero-copy devices run kernels on it through its device address. */
+    VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                       .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
     VkImportMemoryHostPointerInfoEXT import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+                                               .pNext = device_address ? &flags : NULL,
                                                .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
                                                .pHostPointer = base};
     VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,

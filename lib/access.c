@@ -1,0 +1,200 @@
+/* Operations on one device: bindings, fetches, coherence after. See access.h. */
+#include "access.h"
+
+#include <string.h>
+
+void hpl__op_init(hpl__op *op, hpl_context *ctx, int device)
+{
+    memset(op, 0, sizeof *op);
+    op->ctx = ctx;
+    op->device = &ctx->devices[device];
+}
+
+static hpl__binding *binding_for(hpl__op *op, hpl__array *root, int slot)
+{
+    for (int i = 0; i < op->binding_count; i++)
+        if (op->bindings[i].root == root && op->bindings[i].slot == slot)
+            return &op->bindings[i];
+    if (op->binding_count == HPL__MAX_BINDINGS)
+        return NULL;
+    hpl__binding *b = &op->bindings[op->binding_count++];
+    memset(b, 0, sizeof *b);
+    b->root = root;
+    b->slot = slot;
+    hpl__region_init(&b->read);
+    hpl__region_init(&b->written);
+    hpl__region_init(&b->ghost);
+    return b;
+}
+
+static bool add_ghost(hpl__region *ghost, const hpl__box *box, const hpl__box *owned)
+{
+    hpl__region g;
+    hpl__region_init(&g);
+    bool ok = hpl__region_set_box(&g, box) && hpl__region_subtract_box(&g, owned) && hpl__region_add(ghost, &g);
+    hpl__region_free(&g);
+    return ok;
+}
+
+int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slot)
+{
+    if (op->binding_count == 0)
+        hpl__operation_begin(op->ctx);
+    int rc = hpl__array_memory_for(op->ctx, view->root, op->device->index, &view->box, slot);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__binding *b = binding_for(op, view->root, *slot);
+    if (!b)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "more than %d arrays in one operation", HPL__MAX_BINDINGS);
+    bool ok = true;
+    if (access & HPL_READ) {
+        b->reads = true;
+        ok = hpl__region_add_box(&b->read, &view->box);
+    }
+    if (access & HPL_WRITE) {
+        b->writes = true;
+        ok = ok && hpl__region_add_box(&b->written, &view->owned);
+        if (ok && !hpl__box_equal(&view->box, &view->owned))
+            ok = add_ghost(&b->ghost, &view->box, &view->owned);
+    }
+    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+}
+
+/* Ghost elements the kernel may overwrite here, valid nowhere else, go to
+ * the host first: the write must not lose them. */
+static int save_ghost(hpl__op *op, hpl__binding *b)
+{
+    hpl__coherence *c = &b->root->coherence;
+    hpl__transfer save = {.src = b->slot, .dst = HPL__HOST};
+    hpl__region_init(&save.region);
+    int rc = hpl__coherence_only_here(c, b->slot, &b->ghost, &save.region)
+                 ? HPL_OK
+                 : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc == HPL_OK && !hpl__region_empty(&save.region))
+        rc = hpl__stage_to_host(op->ctx, b->root, &save);
+    hpl__region_free(&save.region);
+    return rc;
+}
+
+static int prepare_binding(hpl__op *op, hpl__binding *b)
+{
+    hpl_context *ctx = op->ctx;
+    hpl__coherence *c = &b->root->coherence;
+    int dev = op->device->index, rc = HPL_OK;
+    if (b->reads && !hpl__coherence_plan_read(c, b->slot, &b->read, &b->plan))
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (int i = 0; rc == HPL_OK && i < b->plan.count; i++) {
+        const hpl__transfer *t = &b->plan.steps[i];
+        if (t->dst == HPL__HOST)
+            rc = hpl__stage_to_host(ctx, b->root, t); /* from another device */
+        else if (t->src == HPL__HOST)
+            rc = hpl__array_ensure_import(ctx, b->root, dev);
+    }
+    if (rc == HPL_OK && b->writes && b->slot != HPL__HOST && !hpl__region_empty(&b->ghost))
+        rc = save_ghost(op, b);
+    if (rc != HPL_OK)
+        return rc;
+    /* Waits: the sources of what moves in, and the memory itself (for
+     * writing when anything is written into it). */
+    bool filled = false;
+    for (int i = 0; i < b->plan.count; i++) {
+        const hpl__transfer *t = &b->plan.steps[i];
+        if (t->dst == b->slot) {
+            filled = true;
+            op->wait_count = hpl__coherence_wait_points(c, t->src, false, op->waits, op->wait_count);
+        }
+    }
+    op->wait_count = hpl__coherence_wait_points(c, b->slot, filled || b->writes, op->waits, op->wait_count);
+    return HPL_OK;
+}
+
+int hpl__op_prepare(hpl__op *op)
+{
+    int rc = HPL_OK;
+    for (int i = 0; rc == HPL_OK && i < op->binding_count; i++)
+        rc = prepare_binding(op, &op->bindings[i]);
+    return rc;
+}
+
+int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
+{
+    hpl__device *d = op->device;
+    uint64_t gate = 0;
+    int rc = hpl__cmd_begin(d, cmd);
+    if (rc != HPL_OK)
+        return rc;
+    static const int64_t no_shift[3] = {0, 0, 0};
+    for (int i = 0; i < op->binding_count; i++) {
+        hpl__binding *b = &op->bindings[i];
+        for (int s = 0; s < b->plan.count; s++) {
+            const hpl__transfer *t = &b->plan.steps[s];
+            if (t->dst != b->slot)
+                continue;
+            hpl__layout from = hpl__layout_of(b->root, t->src, d->index);
+            hpl__layout to = hpl__layout_of(b->root, t->dst, d->index);
+            hpl__record_copy((*cmd)->cb, b->root, &t->region, &from, &to, no_shift);
+        }
+    }
+    hpl__barrier_all((*cmd)->cb);
+    (void)gate;
+    return HPL_OK;
+}
+
+static bool commit_binding(hpl_context *ctx, hpl__binding *b, hpl__point at)
+{
+    hpl__coherence *c = &b->root->coherence;
+    bool ok = true;
+    for (int s = 0; s < b->plan.count; s++) {
+        const hpl__transfer *t = &b->plan.steps[s];
+        if (t->dst == b->slot) {
+            hpl__count_transfer(ctx, b->root, t);
+            ok = ok && hpl__coherence_did_transfer(c, t, at);
+        }
+    }
+    if (b->reads)
+        hpl__coherence_did_read(c, b->slot, at);
+    if (b->writes && b->slot != HPL__HOST)
+        ok = ok && hpl__coherence_invalidate(c, b->slot, &b->ghost);
+    if (b->writes)
+        ok = ok && hpl__coherence_did_write(c, b->slot, &b->written, at);
+    return ok;
+}
+
+int hpl__op_submit(hpl__op *op, hpl__cmd *cmd, hpl__point *at)
+{
+    hpl__device *d = op->device;
+    uint64_t gate = 0;
+    int rc = hpl__gate_for(op->ctx, d, op->waits, op->wait_count, &gate);
+    if (rc != HPL_OK) {
+        hpl__cmd_abandon(d, cmd);
+        return rc;
+    }
+    rc = hpl__cmd_submit(op->ctx, d, cmd, gate, at);
+    if (rc != HPL_OK)
+        return rc;
+    bool ok = true;
+    for (int i = 0; i < op->binding_count; i++)
+        ok = commit_binding(op->ctx, &op->bindings[i], *at) && ok;
+    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory recording an operation");
+}
+
+void hpl__op_release(hpl__op *op)
+{
+    for (int i = 0; i < op->binding_count; i++) {
+        hpl__binding *b = &op->bindings[i];
+        hpl__transfer_plan_free(&b->plan);
+        hpl__region_free(&b->read);
+        hpl__region_free(&b->written);
+        hpl__region_free(&b->ghost);
+    }
+    op->binding_count = 0;
+}
+
+VkDeviceAddress hpl__op_address(const hpl__op *op, hpl__array *root, int slot, const uint64_t first[3])
+{
+    VkDeviceSize esize = hpl_type_size(root->type);
+    if (slot == HPL__HOST)
+        return root->imports[op->device->index].address + hpl__box_offset(&root->coherence.whole, first) * esize;
+    const hpl__instance *inst = hpl__array_instance(root, slot);
+    return inst->address + hpl__box_offset(&inst->box, first) * esize;
+}

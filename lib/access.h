@@ -1,0 +1,56 @@
+/* An operation on one device (a kernel, an assignment): the memories it
+ * touches, what must move there first, and what it makes valid after.
+ *
+ *   hpl__op op;  hpl__op_init(&op, ctx, device);
+ *   hpl__op_bind(&op, &view, HPL_READ, &slot);     // for each view
+ *   hpl__op_prepare(&op);                          // plans, stages, waits
+ *   hpl__op_record(&op, &cmd);                     // begins cmd: fetches + barrier
+ *   ... record the work ...
+ *   hpl__op_submit(&op, cmd);                      // submits, records coherence
+ *   hpl__op_release(&op);                          // always
+ */
+#ifndef HPL_ACCESS_H
+#define HPL_ACCESS_H
+
+#include "internal.h"
+
+/* One memory of one root the operation uses. */
+typedef struct hpl__binding {
+    hpl__array *root;
+    int slot;
+    bool reads, writes;
+    hpl__region read;    /* what the operation reads */
+    hpl__region written; /* what counts as written: owned boxes */
+    hpl__region ghost;   /* written boxes outside their owned box */
+    hpl__transfer_plan plan;
+} hpl__binding;
+
+#define HPL__MAX_BINDINGS 32
+
+typedef struct hpl__op {
+    hpl_context *ctx;
+    hpl__device *device;
+    hpl__binding bindings[HPL__MAX_BINDINGS];
+    int binding_count;
+    hpl__point waits[HPL__MAX_DEVICES];
+    int wait_count;
+} hpl__op;
+
+void hpl__op_init(hpl__op *op, hpl_context *ctx, int device);
+/* Chooses (allocating if needed) the memory through which the device
+ * accesses the view; *slot gets it. Starts a new pinning operation when it
+ * binds the first view. */
+int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slot);
+/* Plans what each memory lacks, submits the copies that go to the host
+ * first, saves ghost parts valid nowhere else, gathers the waits. */
+int hpl__op_prepare(hpl__op *op);
+/* Begins a command buffer on the device with the fetches recorded and a
+ * barrier after them. */
+int hpl__op_record(hpl__op *op, hpl__cmd **cmd);
+/* Submits cmd and records what moved, what was read and what was written. */
+int hpl__op_submit(hpl__op *op, hpl__cmd *cmd, hpl__point *at);
+void hpl__op_release(hpl__op *op);
+/* The device address of element `first` (root coordinates) of memory slot. */
+VkDeviceAddress hpl__op_address(const hpl__op *op, hpl__array *root, int slot, const uint64_t first[3]);
+
+#endif

@@ -1,0 +1,345 @@
+/* Residency: which buffers of which arrays a device holds, within the
+ * device's memory limit, least recently used evicted first; zero-copy
+ * devices; the transfer statistics. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- configuration ---------------------------------------------------- */
+
+/* "64M", "1G", "4096": bytes; false when malformed. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s)
+        return false;
+    int shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I')
+        end++;
+    if (*end || v > (UINT64_MAX >> shift))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+static uint64_t local_heap(const hpl__device *d)
+{
+    uint32_t heap = d->memory_props.memoryTypes[d->local_memory_type].heapIndex;
+    return d->memory_props.memoryHeaps[heap].size;
+}
+
+/* Shares memory with the host and can work on imported host memory. */
+static bool unified(const hpl__device *d)
+{
+    return (d->info.type & (HPL_DEVICE_CPU | HPL_DEVICE_INTEGRATED_GPU)) && d->host_import;
+}
+
+static int replicas(const hpl_context *ctx, const hpl__device *d)
+{
+    int n = 0;
+    for (int i = 0; i < ctx->device_count; i++)
+        n += ctx->devices[i].info.physical_index == d->info.physical_index;
+    return n;
+}
+
+int hpl__devices_configure(hpl_context *ctx, const hpl_context_desc *desc)
+{
+    uint64_t limit = desc->device_memory_limit;
+    const char *env = getenv("HPLVK_DEVICE_MEMORY_LIMIT");
+    if (!limit && env && *env && !parse_size(env, &limit))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                         "HPLVK_DEVICE_MEMORY_LIMIT='%s' is not a size (bytes, or a number with K, M or G)", env);
+    int mode = desc->zero_copy;
+    const char *zc = getenv("HPLVK_ZERO_COPY");
+    if (mode == HPL_ZERO_COPY_AUTO && zc && *zc)
+        mode = strcmp(zc, "0") ? HPL_ZERO_COPY_ON : HPL_ZERO_COPY_OFF;
+    if (mode < HPL_ZERO_COPY_AUTO || mode > HPL_ZERO_COPY_OFF)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "zero_copy %d is not an hpl_zero_copy value", mode);
+    for (int i = 0; i < ctx->device_count; i++) {
+        hpl__device *d = &ctx->devices[i];
+        d->memory_limit = limit ? limit : local_heap(d);
+        d->zero_copy = unified(d) && (mode == HPL_ZERO_COPY_ON || (mode == HPL_ZERO_COPY_AUTO && replicas(ctx, d) == 1));
+        d->info.memory_limit = d->memory_limit;
+        d->info.zero_copy = d->zero_copy;
+    }
+    return HPL_OK;
+}
+
+/* ---- instances -------------------------------------------------------- */
+
+void hpl__operation_begin(hpl_context *ctx)
+{
+    ctx->operation++;
+}
+
+hpl__instance *hpl__array_instance(hpl__array *root, int slot)
+{
+    for (int i = 0; i < root->instance_count; i++)
+        if (root->instances[i].slot == slot)
+            return &root->instances[i];
+    return NULL;
+}
+
+void hpl__instance_free(hpl_context *ctx, hpl__array *root, hpl__instance *inst)
+{
+    hpl__device *d = &ctx->devices[inst->device];
+    vkDestroyBuffer(d->device, inst->buffer, NULL);
+    vkFreeMemory(d->device, inst->memory, NULL);
+    d->stats.resident_bytes -= inst->bytes;
+    hpl__coherence_remove(&root->coherence, inst->slot);
+    *inst = root->instances[--root->instance_count];
+}
+
+int hpl__instance_evict(hpl_context *ctx, hpl__array *root, hpl__instance *inst)
+{
+    hpl__device *d = &ctx->devices[inst->device];
+    hpl__coherence *c = &root->coherence;
+    hpl__transfer save = {.src = inst->slot, .dst = HPL__HOST};
+    hpl__region_init(&save.region);
+    int rc = hpl__coherence_only_here(c, inst->slot, &c->whole_region, &save.region)
+                 ? HPL_OK
+                 : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc == HPL_OK && !hpl__region_empty(&save.region))
+        rc = hpl__stage_to_host(ctx, root, &save);
+    hpl__region_free(&save.region);
+    if (rc != HPL_OK)
+        return rc;
+    /* Everything that touches a device buffer runs on its device's queue: one
+     * wait (holding the lock: the operation being built must not change). */
+    hpl__point points[HPL__MAX_DEVICES];
+    int n = hpl__coherence_wait_points(c, inst->slot, true, points, 0);
+    for (int i = 0; i < n && rc == HPL_OK; i++)
+        if (hpl__timeline_wait(&ctx->devices[points[i].device], points[i].value) != VK_SUCCESS)
+            rc = hpl__fail(HPL_ERROR_DEVICE_LOST, "device %s lost while evicting '%s'", d->info.name, root->name);
+    if (rc != HPL_OK)
+        return rc;
+    d->stats.evictions++;
+    d->stats.evicted_bytes += inst->bytes;
+    hpl__instance_free(ctx, root, inst);
+    return HPL_OK;
+}
+
+typedef struct victim_search {
+    hpl_context *ctx;
+    int device;
+    hpl__array *root;
+    int index;
+    uint64_t last_use;
+} victim_search;
+
+static void consider(void *object, void *user)
+{
+    hpl__array *a = object;
+    victim_search *v = user;
+    if (a->root != a)
+        return;
+    for (int i = 0; i < a->instance_count; i++) {
+        const hpl__instance *inst = &a->instances[i];
+        if (inst->device == v->device && inst->pinned != v->ctx->operation &&
+            (!v->root || inst->last_use < v->last_use)) {
+            v->root = a;
+            v->index = i;
+            v->last_use = inst->last_use;
+        }
+    }
+}
+
+/* Evicts the least recently used buffer of device that the current
+ * operation does not use; false when there is none. */
+static int evict_one(hpl_context *ctx, int device, bool *evicted)
+{
+    victim_search v = {.ctx = ctx, .device = device};
+    hpl__pool_each(&ctx->arrays, consider, &v);
+    *evicted = v.root != NULL;
+    return v.root ? hpl__instance_evict(ctx, v.root, &v.root->instances[v.index]) : HPL_OK;
+}
+
+static int no_room(hpl_context *ctx, const hpl__array *root, int device, uint64_t bytes)
+{
+    const hpl__device *d = &ctx->devices[device];
+    return hpl__fail(HPL_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "array '%s' needs %.2f MiB on device %d (%s) but its limit is %.2f MiB and %.2f MiB are held by "
+                     "arrays this operation uses",
+                     root->name, bytes / 1048576.0, device, d->info.name, d->memory_limit / 1048576.0,
+                     d->stats.resident_bytes / 1048576.0);
+}
+
+static int allocate(hpl_context *ctx, hpl__array *root, int device, const hpl__box *box, hpl__instance *inst)
+{
+    hpl__device *d = &ctx->devices[device];
+    uint64_t bytes = hpl__box_volume(box) * hpl_type_size(root->type);
+    if (bytes > d->memory_limit || bytes > d->info.max_buffer_size)
+        return hpl__fail(HPL_ERROR_OUT_OF_DEVICE_MEMORY,
+                         "array '%s' needs %.2f MiB on device %d (%s), which can hold at most %.2f MiB in one array%s",
+                         root->name, bytes / 1048576.0, device, d->info.name,
+                         HPL__MIN(d->memory_limit, d->info.max_buffer_size) / 1048576.0,
+                         d->memory_limit < d->info.max_buffer_size ? " (its memory limit)" : "");
+    bool evicted = true;
+    while (d->stats.resident_bytes + bytes > d->memory_limit) {
+        int rc = evict_one(ctx, device, &evicted);
+        if (rc != HPL_OK)
+            return rc;
+        if (!evicted)
+            return no_room(ctx, root, device, bytes);
+    }
+    VkBufferUsageFlags usage =
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    for (;;) {
+        int rc = hpl__buffer_create(d, bytes, usage, d->local_memory_type, true, &inst->buffer, &inst->memory);
+        if (rc != HPL_ERROR_OUT_OF_DEVICE_MEMORY)
+            return rc;
+        /* The driver is full before our limit: make room and retry. */
+        rc = evict_one(ctx, device, &evicted);
+        if (rc != HPL_OK)
+            return rc;
+        if (!evicted)
+            return no_room(ctx, root, device, bytes);
+    }
+}
+
+static int add_instance(hpl_context *ctx, hpl__array *root, int device, const hpl__box *box, int *slot)
+{
+    if (root->instance_count == root->instance_capacity) {
+        int cap = root->instance_capacity ? 2 * root->instance_capacity : 4;
+        hpl__instance *list = hpl__realloc(root->instances, (size_t)cap * sizeof *list);
+        if (!list)
+            return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+        root->instances = list;
+        root->instance_capacity = cap;
+    }
+    hpl__instance inst = {.device = device, .box = *box};
+    int rc = allocate(ctx, root, device, box, &inst);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__device *d = &ctx->devices[device];
+    inst.slot = hpl__coherence_add(&root->coherence, device, box);
+    if (inst.slot < 0) {
+        vkDestroyBuffer(d->device, inst.buffer, NULL);
+        vkFreeMemory(d->device, inst.memory, NULL);
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = inst.buffer};
+    inst.address = vkGetBufferDeviceAddress(d->device, &ai);
+    inst.bytes = hpl__box_volume(box) * hpl_type_size(root->type);
+    inst.last_use = ++ctx->clock;
+    inst.pinned = ctx->operation;
+    d->stats.resident_bytes += inst.bytes;
+    if (d->stats.resident_bytes > d->stats.peak_bytes)
+        d->stats.peak_bytes = d->stats.resident_bytes;
+    root->instances[root->instance_count++] = inst;
+    *slot = inst.slot;
+    return HPL_OK;
+}
+
+/* Among the device's buffers holding box: one this operation already uses,
+ * else the one where most of the box is valid, else the largest. */
+static hpl__instance *best_instance(hpl_context *ctx, hpl__array *root, int device, const hpl__box *box)
+{
+    hpl__instance *best = NULL;
+    uint64_t best_score[3] = {0, 0, 0};
+    for (int i = 0; i < root->instance_count; i++) {
+        hpl__instance *inst = &root->instances[i];
+        if (inst->device != device || !hpl__box_contains(&inst->box, box))
+            continue;
+        hpl__region valid;
+        hpl__region_init(&valid);
+        uint64_t held = hpl__region_copy(&valid, &root->coherence.mem[inst->slot].valid) &&
+                                hpl__region_intersect_box(&valid, box)
+                            ? hpl__region_volume(&valid)
+                            : 0;
+        hpl__region_free(&valid);
+        uint64_t score[3] = {inst->pinned == ctx->operation, held, hpl__box_volume(&inst->box)};
+        bool better = !best || score[0] != best_score[0] ? score[0] > best_score[0]
+                      : score[1] != best_score[1]         ? score[1] > best_score[1]
+                                                          : score[2] > best_score[2];
+        if (!best || better) {
+            best = inst;
+            memcpy(best_score, score, sizeof score);
+        }
+    }
+    return best;
+}
+
+int hpl__array_memory_for(hpl_context *ctx, hpl__array *root, int device, const hpl__box *box, int *slot)
+{
+    if (ctx->devices[device].zero_copy) {
+        *slot = HPL__HOST;
+        return hpl__array_ensure_import(ctx, root, device);
+    }
+    hpl__instance *inst = best_instance(ctx, root, device, box);
+    if (!inst)
+        return add_instance(ctx, root, device, box, slot);
+    inst->last_use = ++ctx->clock;
+    inst->pinned = ctx->operation;
+    *slot = inst->slot;
+    return HPL_OK;
+}
+
+/* ---- statistics ------------------------------------------------------- */
+
+void hpl__count_transfer(hpl_context *ctx, const hpl__array *root, const hpl__transfer *t)
+{
+    const hpl__coherence *c = &root->coherence;
+    uint64_t bytes = hpl__region_volume(&t->region) * hpl_type_size(root->type);
+    if (t->src == HPL__HOST) {
+        hpl_device_stats *s = &ctx->devices[c->mem[t->dst].device].stats;
+        s->to_device_bytes += bytes;
+        s->to_device_count++;
+    } else if (t->dst == HPL__HOST) {
+        hpl_device_stats *s = &ctx->devices[c->mem[t->src].device].stats;
+        s->to_host_bytes += bytes;
+        s->to_host_count++;
+    } else {
+        hpl_device_stats *s = &ctx->devices[c->mem[t->src].device].stats;
+        s->local_bytes += bytes;
+        s->local_count++;
+    }
+}
+
+int hpl_stats_get(hpl_context *ctx, hpl_stats *out)
+{
+    if (!ctx || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_stats_get: %s is NULL", !ctx ? "ctx" : "out");
+    HPL__LOCK(ctx);
+    memset(out, 0, sizeof *out);
+    out->device_count = ctx->device_count;
+    hpl_device_stats *t = &out->total;
+    for (int i = 0; i < ctx->device_count; i++) {
+        const hpl_device_stats *s = &ctx->devices[i].stats;
+        out->device[i] = *s;
+        t->to_device_bytes += s->to_device_bytes;
+        t->to_device_count += s->to_device_count;
+        t->to_host_bytes += s->to_host_bytes;
+        t->to_host_count += s->to_host_count;
+        t->local_bytes += s->local_bytes;
+        t->local_count += s->local_count;
+        t->evictions += s->evictions;
+        t->evicted_bytes += s->evicted_bytes;
+        t->resident_bytes += s->resident_bytes;
+        t->peak_bytes += s->peak_bytes;
+    }
+    HPL__UNLOCK(ctx);
+    return HPL_OK;
+}
+
+int hpl_stats_reset(hpl_context *ctx)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_stats_reset: ctx is NULL");
+    HPL__LOCK(ctx);
+    for (int i = 0; i < ctx->device_count; i++) {
+        hpl_device_stats *s = &ctx->devices[i].stats;
+        *s = (hpl_device_stats){.resident_bytes = s->resident_bytes, .peak_bytes = s->resident_bytes};
+    }
+    HPL__UNLOCK(ctx);
+    return HPL_OK;
+}

@@ -1,0 +1,117 @@
+/* Moving regions of arrays between memories: the host storage (imported
+ * into each device, so a transfer is one DMA) and device buffers. */
+#include "internal.h"
+
+uint64_t hpl__box_offset(const hpl__box *outer, const uint64_t point[3])
+{
+    uint64_t n1 = outer->hi[1] - outer->lo[1], n2 = outer->hi[2] - outer->lo[2];
+    return ((point[0] - outer->lo[0]) * n1 + (point[1] - outer->lo[1])) * n2 + (point[2] - outer->lo[2]);
+}
+
+hpl__layout hpl__layout_of(hpl__array *root, int slot, int device)
+{
+    if (slot == HPL__HOST) {
+        const hpl__import *im = &root->imports[device];
+        return (hpl__layout){.buffer = im->buffer, .base = im->offset, .box = root->coherence.whole};
+    }
+    const hpl__instance *inst = hpl__array_instance(root, slot);
+    return (hpl__layout){.buffer = inst->buffer, .base = 0, .box = inst->box};
+}
+
+/* ---- recording copies -------------------------------------------------- */
+
+#define COPY_BATCH 64
+
+typedef struct copy_batch {
+    VkCommandBuffer cb;
+    VkBuffer src, dst;
+    VkBufferCopy regions[COPY_BATCH];
+    uint32_t count;
+} copy_batch;
+
+static void batch_flush(copy_batch *b)
+{
+    if (b->count)
+        vkCmdCopyBuffer(b->cb, b->src, b->dst, b->count, b->regions);
+    b->count = 0;
+}
+
+static void batch_add(copy_batch *b, VkDeviceSize src, VkDeviceSize dst, VkDeviceSize size)
+{
+    VkBufferCopy *last = b->count ? &b->regions[b->count - 1] : NULL;
+    if (last && last->srcOffset + last->size == src && last->dstOffset + last->size == dst) {
+        last->size += size; /* contiguous with the last run */
+        return;
+    }
+    if (b->count == COPY_BATCH)
+        batch_flush(b);
+    b->regions[b->count++] = (VkBufferCopy){src, dst, size};
+}
+
+void hpl__record_copy(VkCommandBuffer cb, const hpl__array *root, const hpl__region *region, const hpl__layout *src,
+                      const hpl__layout *dst, const int64_t shift[3])
+{
+    copy_batch b = {.cb = cb, .src = src->buffer, .dst = dst->buffer};
+    VkDeviceSize esize = hpl_type_size(root->type);
+    for (uint32_t i = 0; i < region->count; i++) {
+        const hpl__box *x = &region->boxes[i];
+        VkDeviceSize run = (x->hi[2] - x->lo[2]) * esize;
+        for (uint64_t i0 = x->lo[0]; i0 < x->hi[0]; i0++) {
+            for (uint64_t i1 = x->lo[1]; i1 < x->hi[1]; i1++) {
+                uint64_t at[3] = {i0, i1, x->lo[2]};
+                uint64_t from[3] = {i0 + (uint64_t)shift[0], i1 + (uint64_t)shift[1], x->lo[2] + (uint64_t)shift[2]};
+                batch_add(&b, src->base + hpl__box_offset(&src->box, from) * esize,
+                          dst->base + hpl__box_offset(&dst->box, at) * esize, run);
+            }
+        }
+    }
+    batch_flush(&b);
+}
+
+/* ---- device to host ---------------------------------------------------- */
+
+int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *t)
+{
+    int s = root->coherence.mem[t->src].device;
+    hpl__device *d = &ctx->devices[s];
+    int rc = hpl__array_ensure_import(ctx, root, s);
+    if (rc != HPL_OK)
+        return rc;
+    /* Writing the host copy: wait for its writer and for every device still
+     * reading it. The source's own work is earlier on this queue. */
+    hpl__point waits[HPL__MAX_DEVICES];
+    int n = hpl__coherence_wait_points(&root->coherence, HPL__HOST, true, waits, 0);
+    uint64_t gate;
+    hpl__cmd *cmd;
+    rc = hpl__cmd_begin(d, &cmd);
+    if (rc != HPL_OK)
+        return rc;
+    rc = hpl__gate_for(ctx, d, waits, n, &gate);
+    if (rc != HPL_OK) {
+        hpl__cmd_abandon(d, cmd);
+        return rc;
+    }
+    hpl__layout from = hpl__layout_of(root, t->src, s), to = hpl__layout_of(root, HPL__HOST, s);
+    static const int64_t no_shift[3] = {0, 0, 0};
+    hpl__record_copy(cmd->cb, root, &t->region, &from, &to, no_shift);
+    hpl__point at;
+    rc = hpl__cmd_submit(ctx, d, cmd, gate, &at);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__count_transfer(ctx, root, t);
+    return hpl__coherence_did_transfer(&root->coherence, t, at)
+               ? HPL_OK
+               : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+}
+
+int hpl__fetch_to_host(hpl_context *ctx, hpl__array *root, const hpl__region *region)
+{
+    hpl__transfer_plan plan = {0};
+    int rc = hpl__coherence_plan_read(&root->coherence, HPL__HOST, region, &plan)
+                 ? HPL_OK
+                 : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (int i = 0; rc == HPL_OK && i < plan.count; i++)
+        rc = hpl__stage_to_host(ctx, root, &plan.steps[i]);
+    hpl__transfer_plan_free(&plan);
+    return rc;
+}
