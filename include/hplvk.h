@@ -399,6 +399,9 @@ HPL_API int hpl_array_assign(hpl_context *ctx, hpl_array dst, hpl_array src, int
  * no halo-exchange code: give each part its interior as owned box.
  * Without an owned box the whole subarray counts as written, and two writes
  * whose boxes overlap are ordered in program order: never lost.
+ * A zero-copy device (chapter 3) works on the one host copy, so there a
+ * kernel's writes outside the owned box do land: keep kernels writing their
+ * owned box only if they may run on such a device.
  *
  * Placement. On a device, a subarray lives inside a buffer of its root
  * already there (bound at an offset), else gets a buffer of its own box.

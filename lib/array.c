@@ -573,6 +573,9 @@ static int take_error(hpl_context *ctx, hpl__array *root, const char *fn)
     root->error = HPL_OK;
     for (int i = 0; rc == HPL_OK && i < root->instance_count; i++)
         rc = ctx->devices[root->instances[i].device].error;
+    for (int i = 0; rc == HPL_OK && i < ctx->device_count; i++)
+        if (root->imports[i].buffer)
+            rc = ctx->devices[i].error;
     if (rc != HPL_OK)
         hpl__fail(rc, "%s: earlier asynchronous work on array '%s' failed: %s", fn, root->name, hpl_error_string(rc));
     return rc;

@@ -23,7 +23,9 @@ static bool parse_size(const char *s, uint64_t *out)
     case 'G': shift = 30; end++; break;
     default: break;
     }
-    if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I')
+    if (shift && *end == 'i') /* "64MiB" */
+        end++;
+    if (toupper((unsigned char)*end) == 'B')
         end++;
     if (*end || v > (UINT64_MAX >> shift))
         return false;
