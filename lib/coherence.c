@@ -51,10 +51,8 @@ int hpl__coherence_add(hpl__coherence *c, int device, const hpl__box *box)
         hpl__memory_state *mem = hpl__realloc(c->mem, 2 * (size_t)c->capacity * sizeof *mem);
         if (!mem)
             return -1;
-        /* Regions with inline storage point into themselves: re-aim them. */
         for (int m = 0; m < c->count; m++)
-            if (mem[m].valid.capacity <= HPL__REGION_INLINE)
-                mem[m].valid.boxes = mem[m].valid.inline_boxes;
+            hpl__region_relocated(&mem[m].valid);
         c->mem = mem;
         c->capacity *= 2;
     }
@@ -97,6 +95,8 @@ static hpl__transfer *plan_push(hpl__transfer_plan *plan, int src, int dst)
         hpl__transfer *steps = hpl__realloc(plan->steps, (size_t)cap * sizeof *steps);
         if (!steps)
             return NULL;
+        for (int i = 0; i < plan->count; i++)
+            hpl__region_relocated(&steps[i].region);
         plan->steps = steps;
         plan->capacity = cap;
     }

@@ -472,6 +472,11 @@ void hpl__region_init(hpl__region *r)
     r->capacity = INLINE;
 }
 
+void hpl__region_relocated(hpl__region *r)
+{
+    r->boxes = region_storage(r);
+}
+
 void hpl__region_free(hpl__region *r)
 {
     if (r->capacity > INLINE)

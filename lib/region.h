@@ -32,6 +32,9 @@ bool hpl__box_contains(const hpl__box *outer, const hpl__box *inner);
 bool hpl__box_equal(const hpl__box *a, const hpl__box *b);
 
 void hpl__region_init(hpl__region *r);
+/* Call after r's bytes moved (realloc of an array of regions): a region with
+ * inline storage points into itself. */
+void hpl__region_relocated(hpl__region *r);
 void hpl__region_free(hpl__region *r);
 void hpl__region_clear(hpl__region *r);
 /* The mutating operations return false only on out-of-memory, leaving r

@@ -1,0 +1,1296 @@
+/* Unit test of lib/coherence.c against a brute-force element-wise model.
+ *
+ * 1. Randomised sequences on small 1-D, 2-D and 3-D index spaces (at most
+ *    7x6x5 elements), 1 to 4 devices with random ids, device memories holding
+ *    random boxes (several per device) added and removed, and random
+ *    operations: reads (plan_read, every step simulated in order on the model,
+ *    then did_transfer with increasing timeline points, then did_read), writes
+ *    (did_write), invalidations, and removals with or without saving to the
+ *    host what only_here reports. The model keeps an actual value per memory
+ *    per element. After every operation the coherence state is compared with
+ *    it: slots, validity of every element in every memory, the newest value
+ *    in every valid copy, only_here, the plans of random reads (sources valid
+ *    when each step runs, no device-to-device step, same device preferred to
+ *    the host and the host to other devices taken in slot order, exactly the
+ *    missing elements that are valid somewhere, nothing twice), wait_points
+ *    and all_points.
+ * 2. Deterministic cases: slot reuse, the preference order with staging,
+ *    data lost when a memory is removed unsaved, an array with no valid data,
+ *    a plan longer than the first steps allocation, points after reads and
+ *    writes.
+ * 3. hpl__points_add against a per-device maximum.
+ *
+ * Seed: argv[1] or UNIT_COHERENCE_SEED, else taken from the clock; printed
+ * first and with every failure (with the sequence and operation index and the
+ * operations of that sequence so far). Returns non-zero if any check failed. */
+#include "coherence.h"
+
+#include "common.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- Checking ------------------------------------------------------------- */
+
+static unsigned long checks, failures;
+static char context[256]; /* what is being tested, printed with failures */
+static uint64_t seed;
+
+#define CHECK(cond, what)                                                                     \
+    do {                                                                                      \
+        checks++;                                                                             \
+        if (!(cond)) {                                                                        \
+            failures++;                                                                       \
+            if (failures <= 30)                                                               \
+                fprintf(stderr, "FAIL %s:%d [seed %" PRIu64 " %s] %s: %s\n", __FILE__, __LINE__, \
+                        seed, context, what, #cond);                                          \
+        }                                                                                     \
+    } while (0)
+
+/* xorshift64*: reproducible across platforms, unlike rand(). */
+static uint64_t rng_state;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+static uint64_t rng_below(uint64_t n)
+{
+    return rng() % n;
+}
+
+static hpl__box box3(uint64_t x0, uint64_t x1, uint64_t y0, uint64_t y1, uint64_t z0, uint64_t z1)
+{
+    return (hpl__box){{x0, y0, z0}, {x1, y1, z1}};
+}
+static hpl__box box1(uint64_t x0, uint64_t x1)
+{
+    return box3(x0, x1, 0, 1, 0, 1);
+}
+
+static int fmt_box(char *buf, size_t size, const hpl__box *b)
+{
+    return snprintf(buf, size, "[%" PRIu64 ",%" PRIu64 ")x[%" PRIu64 ",%" PRIu64 ")x[%" PRIu64 ",%" PRIu64 ")",
+                    b->lo[0], b->hi[0], b->lo[1], b->hi[1], b->lo[2], b->hi[2]);
+}
+
+/* "{box box ...}" into buf, truncated to size. */
+static const char *fmt_region(char *buf, size_t size, const hpl__region *r)
+{
+    size_t len = (size_t)snprintf(buf, size, "{");
+    for (uint32_t k = 0; k < r->count && len < size; k++) {
+        if (k)
+            len += (size_t)snprintf(buf + len, size - len, " ");
+        if (len < size)
+            len += (size_t)fmt_box(buf + len, size - len, &r->boxes[k]);
+    }
+    if (len < size)
+        snprintf(buf + len, size - len, "}");
+    return buf;
+}
+
+/* ---- Element sets --------------------------------------------------------- */
+
+#define MAXE 256 /* elements of the largest index space, rounded up */
+#define WORDS (MAXE / 64)
+
+typedef struct bits {
+    uint64_t w[WORDS];
+} bits;
+
+static bool bits_get(const bits *b, int e)
+{
+    return b->w[e >> 6] >> (e & 63) & 1;
+}
+static void bits_set(bits *b, int e)
+{
+    b->w[e >> 6] |= 1ull << (e & 63);
+}
+static bits bits_and(bits a, bits b)
+{
+    for (int i = 0; i < WORDS; i++)
+        a.w[i] &= b.w[i];
+    return a;
+}
+static bits bits_or(bits a, bits b)
+{
+    for (int i = 0; i < WORDS; i++)
+        a.w[i] |= b.w[i];
+    return a;
+}
+static bits bits_minus(bits a, bits b)
+{
+    for (int i = 0; i < WORDS; i++)
+        a.w[i] &= ~b.w[i];
+    return a;
+}
+static bool bits_equal(bits a, bits b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+static bool bits_empty(bits a)
+{
+    for (int i = 0; i < WORDS; i++)
+        if (a.w[i])
+            return false;
+    return true;
+}
+static bool bits_subset(bits a, bits b)
+{
+    return bits_empty(bits_minus(a, b));
+}
+static int bits_count(bits a)
+{
+    int n = 0;
+    for (int i = 0; i < WORDS; i++)
+        n += __builtin_popcountll(a.w[i]);
+    return n;
+}
+/* The first element of b at or after e, or -1. */
+static int bits_next(const bits *b, int e)
+{
+    for (int i = e >> 6; i < WORDS; i++) {
+        uint64_t w = b->w[i];
+        if (i == e >> 6)
+            w &= ~0ull << (e & 63);
+        if (w)
+            return i * 64 + __builtin_ctzll(w);
+    }
+    return -1;
+}
+#define FOR_EACH(e, set) for (int e = bits_next(&(set), 0); e >= 0; e = bits_next(&(set), e + 1))
+
+/* ---- Index spaces --------------------------------------------------------- */
+
+typedef struct grid {
+    int ndims;
+    uint64_t n[3]; /* 1 in unused dimensions */
+} grid;
+
+static int grid_elements(const grid *g)
+{
+    return (int)(g->n[0] * g->n[1] * g->n[2]);
+}
+
+static hpl__box grid_box(const grid *g)
+{
+    return box3(0, g->n[0], 0, g->n[1], 0, g->n[2]);
+}
+
+/* Elements of b inside the grid. */
+static bits box_bits(const grid *g, const hpl__box *b)
+{
+    bits out = {{0}};
+    for (uint64_t z = b->lo[2]; z < b->hi[2] && z < g->n[2]; z++)
+        for (uint64_t y = b->lo[1]; y < b->hi[1] && y < g->n[1]; y++)
+            for (uint64_t x = b->lo[0]; x < b->hi[0] && x < g->n[0]; x++)
+                bits_set(&out, (int)(x + g->n[0] * (y + g->n[1] * z)));
+    return out;
+}
+
+/* The elements of r, checking that r is well formed: non-empty boxes inside
+ * the grid, disjoint. */
+static bits region_bits(const grid *g, const hpl__region *r, const char *name)
+{
+    bits out = {{0}};
+    CHECK(r->count == 0 || r->boxes != NULL, name);
+    for (uint32_t k = 0; k < r->count; k++) {
+        const hpl__box *b = &r->boxes[k];
+        bool inside = true;
+        for (int d = 0; d < 3; d++)
+            inside = inside && b->hi[d] <= g->n[d];
+        bits m = box_bits(g, b);
+        CHECK(!hpl__box_empty(b), "region box is non-empty");
+        CHECK(inside, "region box lies in the index space");
+        CHECK(bits_empty(bits_and(m, out)), "region boxes are disjoint");
+        out = bits_or(out, m);
+    }
+    return out;
+}
+
+/* A non-empty box inside `in` (non-empty); `in` itself one time in four. */
+static hpl__box random_sub_box(const hpl__box *in)
+{
+    if (rng_below(4) == 0)
+        return *in;
+    hpl__box b;
+    for (int d = 0; d < 3; d++) {
+        uint64_t span = in->hi[d] - in->lo[d], a = rng_below(span), c = rng_below(span);
+        if (a > c) {
+            uint64_t t = a;
+            a = c;
+            c = t;
+        }
+        b.lo[d] = in->lo[d] + a;
+        b.hi[d] = in->lo[d] + c + 1;
+    }
+    return b;
+}
+
+/* r = a union of 1 to 3 random boxes inside `in` (empty one time in 16 when
+ * allowed); returns its elements. */
+static bits random_region(const grid *g, const hpl__box *in, hpl__region *r, bool allow_empty)
+{
+    hpl__region_clear(r);
+    int n = allow_empty && rng_below(16) == 0 ? 0 : 1 + (int)rng_below(3);
+    for (int k = 0; k < n; k++) {
+        hpl__box b = random_sub_box(in);
+        CHECK(hpl__region_add_box(r, &b), "region_add_box");
+    }
+    return region_bits(g, r, "generated region");
+}
+
+/* ---- The model ------------------------------------------------------------ */
+
+#define MAXMEM 24              /* slots the model can follow */
+#define MAX_DEVICE_MEMORIES 10 /* used device memories at once in random sequences */
+#define NO_VALUE 0u            /* newest value of an element never written */
+
+typedef struct model {
+    grid g;
+    hpl__box whole;
+    int ndev, devices[4];
+    bool used[MAXMEM];
+    int device[MAXMEM];
+    hpl__box box[MAXMEM];
+    bits boxbits[MAXMEM];
+    bits valid[MAXMEM];
+    uint32_t value[MAXMEM][MAXE];
+    uint32_t newest[MAXE];
+    /* Points, as the header states them: the last writer (replaced by every
+     * write with a non-zero point) and per device the highest reader. A host
+     * write (value 0) may keep or drop the previous writer: writer_optional. */
+    hpl__point writer[MAXMEM];
+    bool writer_optional[MAXMEM];
+    uint64_t readers[MAXMEM][HPL__MAX_DEVICES];
+} model;
+
+typedef struct world {
+    hpl__coherence c;
+    model m;
+} world;
+
+static uint32_t next_value = 1;
+static uint64_t timeline[HPL__MAX_DEVICES];
+
+/* The next point of a device's timeline. */
+static hpl__point tick(int device)
+{
+    return (hpl__point){device, ++timeline[device]};
+}
+
+static void model_read(model *m, int mem, hpl__point at)
+{
+    if (at.value && at.value > m->readers[mem][at.device])
+        m->readers[mem][at.device] = at.value;
+}
+
+static void model_written(model *m, int mem, hpl__point at)
+{
+    if (at.value) {
+        m->writer[mem] = at;
+        m->writer_optional[mem] = false;
+    } else if (m->writer[mem].value) {
+        m->writer_optional[mem] = true;
+    }
+}
+
+static void model_slot(model *m, int slot, int device, const hpl__box *box)
+{
+    m->used[slot] = true;
+    m->device[slot] = device;
+    m->box[slot] = *box;
+    m->boxbits[slot] = box_bits(&m->g, box);
+    memset(&m->valid[slot], 0, sizeof m->valid[slot]);
+    m->writer[slot] = (hpl__point){0, 0};
+    m->writer_optional[slot] = false;
+    memset(m->readers[slot], 0, sizeof m->readers[slot]);
+}
+
+/* Elements valid in some used memory other than `except` (-1: any). */
+static bits valid_elsewhere(const model *m, int except)
+{
+    bits out = {{0}};
+    for (int k = 0; k < MAXMEM; k++)
+        if (m->used[k] && k != except)
+            out = bits_or(out, m->valid[k]);
+    return out;
+}
+
+/* ---- Checks of the whole state -------------------------------------------- */
+
+static bool check_validity(const world *w, int k, const char *what)
+{
+    bits got = region_bits(&w->m.g, &w->c.mem[k].valid, "valid region");
+    bool ok = bits_equal(got, w->m.valid[k]);
+    CHECK(ok, what);
+    if (!ok && failures <= 30) {
+        char buf[512];
+        fprintf(stderr, "  memory %d valid: %s\n  model elements:", k, fmt_region(buf, sizeof buf, &w->c.mem[k].valid));
+        FOR_EACH(e, w->m.valid[k]) {
+            fprintf(stderr, " %d", e);
+        }
+        fputc('\n', stderr);
+    }
+    return ok;
+}
+
+/* Slots, boxes, devices, validity per element, values. */
+static void check_state(const world *w)
+{
+    const hpl__coherence *c = &w->c;
+    const model *m = &w->m;
+    hpl__box whole = m->whole;
+    CHECK(hpl__box_equal(&c->whole, &whole), "whole");
+    bits all = box_bits(&m->g, &whole);
+    CHECK(bits_equal(region_bits(&m->g, &c->whole_region, "whole_region"), all), "whole_region is the whole");
+    CHECK(c->mem != NULL && c->count >= 1 && c->count <= c->capacity, "slots well formed");
+    CHECK(c->count <= MAXMEM, "slots the model can follow");
+    if (c->mem == NULL || c->count < 1 || c->count > MAXMEM)
+        return;
+    CHECK(c->mem[HPL__HOST].used && c->mem[HPL__HOST].device == HPL__NO_DEVICE &&
+              hpl__box_equal(&c->mem[HPL__HOST].box, &whole),
+          "slot 0 is the host holding the whole");
+    for (int k = 0; k < MAXMEM; k++) {
+        bool used = k < c->count && c->mem[k].used;
+        CHECK(used == m->used[k], "slot in use as in the model");
+        if (!used || !m->used[k])
+            continue;
+        CHECK(c->mem[k].device == m->device[k], "device of the memory");
+        CHECK(hpl__box_equal(&c->mem[k].box, &m->box[k]), "box of the memory");
+        bits v = region_bits(&m->g, &c->mem[k].valid, "valid region");
+        CHECK(bits_subset(v, m->boxbits[k]), "valid inside the box");
+        check_validity(w, k, "valid elements equal the model's");
+        bool newest = true;
+        FOR_EACH(e, m->valid[k]) {
+            newest = newest && m->value[k][e] == m->newest[e] && m->newest[e] != NO_VALUE;
+        }
+        CHECK(newest, "every valid copy holds the newest value");
+    }
+}
+
+/* only_here(k, within) against the model; out starts with junk half the time. */
+static void check_only_here(const world *w, int k, const hpl__region *within, bits wb)
+{
+    hpl__region out;
+    hpl__region_init(&out);
+    if (rng_below(2)) {
+        hpl__box junk = random_sub_box(&w->m.whole);
+        hpl__region_add_box(&out, &junk);
+    }
+    CHECK(hpl__coherence_only_here(&w->c, k, within, &out), "only_here returns true");
+    bits expected = bits_minus(bits_and(wb, w->m.valid[k]), valid_elsewhere(&w->m, k));
+    bits got = region_bits(&w->m.g, &out, "only_here region");
+    CHECK(bits_equal(got, expected), "only_here: valid in mem and nowhere else");
+    hpl__region_free(&out);
+}
+
+/* ---- Points --------------------------------------------------------------- */
+
+/* Reference: one point per device, the highest; value 0 is nothing. */
+static int ref_points_add(hpl__point *list, int n, hpl__point p)
+{
+    if (p.value == 0)
+        return n;
+    for (int i = 0; i < n; i++)
+        if (list[i].device == p.device) {
+            if (p.value > list[i].value)
+                list[i].value = p.value;
+            return n;
+        }
+    list[n] = p;
+    return n + 1;
+}
+
+static int expected_wait(const model *m, int k, bool for_write, bool with_writer, hpl__point *list, int n)
+{
+    if (with_writer)
+        n = ref_points_add(list, n, m->writer[k]);
+    if (for_write)
+        for (int d = 0; d < HPL__MAX_DEVICES; d++)
+            n = ref_points_add(list, n, (hpl__point){d, m->readers[k][d]});
+    return n;
+}
+
+/* got holds the same points as exp, one per device, none of value 0, the
+ * first pn (given) entries still in place. */
+static bool same_points(const hpl__point *got, int gn, const hpl__point *exp, int en, const hpl__point *pre, int pn)
+{
+    if (gn != en)
+        return false;
+    for (int i = 0; i < pn; i++)
+        if (got[i].device != pre[i].device)
+            return false;
+    for (int i = 0; i < gn; i++) {
+        if (got[i].value == 0 || got[i].device < 0 || got[i].device >= HPL__MAX_DEVICES)
+            return false;
+        for (int j = 0; j < i; j++)
+            if (got[j].device == got[i].device)
+                return false;
+        bool found = false;
+        for (int j = 0; j < en; j++)
+            found = found || (exp[j].device == got[i].device && exp[j].value == got[i].value);
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+#define GUARD 4
+#define GUARD_DEVICE (-77)
+
+/* A random list of 0 to 4 points of distinct devices, then guard entries. */
+static int random_prefix(hpl__point *list)
+{
+    int n = (int)rng_below(5);
+    for (int i = 0; i < n; i++) {
+        int d;
+        bool again;
+        do {
+            d = (int)rng_below(HPL__MAX_DEVICES);
+            again = false;
+            for (int j = 0; j < i; j++)
+                again = again || list[j].device == d;
+        } while (again);
+        list[i] = (hpl__point){d, 1 + rng_below(timeline[d] + 3)};
+    }
+    for (int i = n; i < HPL__MAX_DEVICES + GUARD; i++)
+        list[i] = (hpl__point){GUARD_DEVICE, 12345};
+    return n;
+}
+
+static bool guards_intact(const hpl__point *list)
+{
+    for (int i = HPL__MAX_DEVICES; i < HPL__MAX_DEVICES + GUARD; i++)
+        if (list[i].device != GUARD_DEVICE || list[i].value != 12345)
+            return false;
+    return true;
+}
+
+static void print_points(const char *name, const hpl__point *list, int n)
+{
+    fprintf(stderr, "  %s:", name);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, " {%d,%" PRIu64 "}", list[i].device, list[i].value);
+    fputc('\n', stderr);
+}
+
+static void check_wait_points(const world *w, int k, bool for_write)
+{
+    hpl__point pre[HPL__MAX_DEVICES + GUARD], got[HPL__MAX_DEVICES + GUARD], exp[2][HPL__MAX_DEVICES + GUARD];
+    int pn = random_prefix(pre);
+    memcpy(got, pre, sizeof got);
+    int gn = hpl__coherence_wait_points(&w->c, k, for_write, got, pn);
+    bool ok = false;
+    int en[2];
+    for (int v = 0; v < 2; v++) {
+        bool with_writer = v == 0 || !w->m.writer_optional[k];
+        memcpy(exp[v], pre, sizeof exp[v]);
+        en[v] = expected_wait(&w->m, k, for_write, with_writer, exp[v], pn);
+        ok = ok || same_points(got, gn, exp[v], en[v], pre, pn);
+    }
+    CHECK(guards_intact(got), "wait_points writes at most HPL__MAX_DEVICES points");
+    CHECK(ok, for_write ? "wait_points(write): writer and readers, one per device, highest"
+                        : "wait_points(read): the writer, one per device, highest");
+    if (!ok && failures <= 30) {
+        fprintf(stderr, "  memory %d\n", k);
+        print_points("given", pre, pn);
+        print_points("got", got, gn);
+        print_points("expected", exp[0], en[0]);
+    }
+}
+
+static void check_all_points(const world *w)
+{
+    hpl__point pre[HPL__MAX_DEVICES + GUARD], got[HPL__MAX_DEVICES + GUARD], exp[2][HPL__MAX_DEVICES + GUARD];
+    int pn = random_prefix(pre);
+    memcpy(got, pre, sizeof got);
+    int gn = hpl__coherence_all_points(&w->c, got, pn);
+    bool ok = false;
+    int en[2];
+    for (int v = 0; v < 2; v++) {
+        memcpy(exp[v], pre, sizeof exp[v]);
+        en[v] = pn;
+        for (int k = 0; k < MAXMEM; k++)
+            if (w->m.used[k])
+                en[v] = expected_wait(&w->m, k, true, v == 0 || !w->m.writer_optional[k], exp[v], en[v]);
+        ok = ok || same_points(got, gn, exp[v], en[v], pre, pn);
+    }
+    CHECK(guards_intact(got), "all_points writes at most HPL__MAX_DEVICES points");
+    CHECK(ok, "all_points: every writer and reader of every memory, one per device, highest");
+    if (!ok && failures <= 30) {
+        print_points("given", pre, pn);
+        print_points("got", got, gn);
+        print_points("expected", exp[0], en[0]);
+    }
+}
+
+/* ---- Plans ---------------------------------------------------------------- */
+
+/* Steps of applied plans, by kind: information for the summary. */
+static unsigned long steps_same_device, steps_from_host, steps_staged, steps_to_host;
+
+/* Preference class of source src for a read into dst: 0 another memory of
+ * dst's device, 1 the host, 2 another device's memory. */
+static int source_class(const model *m, int dst, int src)
+{
+    if (src == HPL__HOST)
+        return 1;
+    if (dst != HPL__HOST && m->device[src] == m->device[dst])
+        return 0;
+    return 2;
+}
+
+static void print_plan(const hpl__transfer_plan *plan)
+{
+    char buf[512];
+    fprintf(stderr, "  plan, %d steps:\n", plan->count);
+    for (int s = 0; s < plan->count && s < 32; s++)
+        fprintf(stderr, "    %d -> %d %s\n", plan->steps[s].src, plan->steps[s].dst,
+                fmt_region(buf, sizeof buf, &plan->steps[s].region));
+}
+
+/* Checks `plan` (to make `req` valid in mem) against the model, simulating
+ * every step in order on m. With apply (whose model is m), also records each
+ * step there (did_transfer at increasing timeline points) and follows the
+ * points. */
+static void run_plan(world *apply, model *m, int mem, bits req, const hpl__transfer_plan *plan)
+{
+    const grid *g = &m->g;
+    static bits before[MAXMEM];
+    memcpy(before, m->valid, sizeof before);
+    bits somewhere = valid_elsewhere(m, mem);
+    bits missing = bits_minus(req, before[mem]);
+    bits reach = bits_and(missing, somewhere);
+    int staged_from[MAXE];
+    for (int e = 0; e < MAXE; e++)
+        staged_from[e] = -1;
+    bits moved = {{0}}, staged = {{0}};
+    uint64_t moved_volume = 0;
+    unsigned long failed = failures;
+
+    bool formed = plan->count >= 0 && plan->count <= plan->capacity && (plan->count == 0 || plan->steps != NULL);
+    CHECK(formed, "plan well formed");
+    for (int s = 0; formed && s < plan->count; s++) {
+        const hpl__transfer *t = &plan->steps[s];
+        int src = t->src, dst = t->dst;
+        bool ends = src >= 0 && src < MAXMEM && dst >= 0 && dst < MAXMEM && src != dst && m->used[src] && m->used[dst];
+        CHECK(ends, "a step goes between two distinct memories in use");
+        if (!ends)
+            break;
+        bits sb = region_bits(g, &t->region, "step region");
+        CHECK(!bits_empty(sb), "no empty step");
+        CHECK(bits_subset(sb, m->boxbits[src]) && bits_subset(sb, m->boxbits[dst]), "step inside both boxes");
+        bool host_end = src == HPL__HOST || dst == HPL__HOST;
+        CHECK(host_end || m->device[src] == m->device[dst], "steps between two devices go through the host");
+        CHECK(bits_subset(sb, m->valid[src]), "the source holds the step's region valid when the step runs");
+        if (dst == mem) {
+            CHECK(bits_empty(bits_and(sb, moved)), "nothing moved twice");
+            moved = bits_or(moved, sb);
+            moved_volume += hpl__region_volume(&t->region);
+            bool preferred = true;
+            FOR_EACH(e, sb) {
+                int origin = src == HPL__HOST && staged_from[e] >= 0 ? staged_from[e] : src;
+                int best = 3, first_other = -1;
+                for (int k = 0; k < MAXMEM; k++)
+                    if (m->used[k] && k != mem && bits_get(&before[k], e)) {
+                        int cl = source_class(m, mem, k);
+                        best = HPL__MIN(best, cl);
+                        if (cl == 2 && first_other < 0)
+                            first_other = k;
+                    }
+                preferred = preferred && source_class(m, mem, origin) == best && (best != 2 || origin == first_other);
+            }
+            CHECK(preferred, "each element from the best source: same device, host, other devices in slot order");
+        } else {
+            CHECK(mem != HPL__HOST && dst == HPL__HOST && source_class(m, mem, src) == 2,
+                  "a step into another memory than mem only stages another device's data into the host");
+            CHECK(bits_subset(sb, bits_minus(reach, before[HPL__HOST])), "stages only missing elements the host lacks");
+            CHECK(bits_empty(bits_and(sb, staged)), "nothing staged twice");
+            staged = bits_or(staged, sb);
+            FOR_EACH(e, sb) {
+                staged_from[e] = src;
+            }
+        }
+        /* Run the step on the model. */
+        FOR_EACH(e, sb) {
+            m->value[dst][e] = m->value[src][e];
+        }
+        m->valid[dst] = bits_or(m->valid[dst], sb);
+        if (apply) {
+            if (dst == HPL__HOST)
+                *(mem == HPL__HOST ? &steps_to_host : &steps_staged) += 1;
+            else
+                *(src == HPL__HOST ? &steps_from_host : &steps_same_device) += 1;
+            hpl__point at = tick(src == HPL__HOST ? m->device[dst] : m->device[src]);
+            CHECK(hpl__coherence_did_transfer(&apply->c, t, at), "did_transfer returns true");
+            model_read(m, src, at);
+            model_written(m, dst, at);
+            check_validity(apply, dst, "did_transfer: dst valid on the region");
+            check_validity(apply, src, "did_transfer: src unchanged");
+        }
+    }
+    CHECK(bits_equal(moved, reach), "moves exactly the missing elements valid somewhere");
+    CHECK(moved_volume == (uint64_t)(bits_count(req) - bits_count(bits_and(req, before[mem])) -
+                                     bits_count(bits_minus(missing, somewhere))),
+          "volume moved = region - already valid - valid nowhere");
+    CHECK(bits_subset(staged, moved), "every staged element goes on to mem");
+    CHECK(bits_subset(bits_and(req, bits_or(before[mem], somewhere)), m->valid[mem]),
+          "after the plan mem holds the region wherever it was valid");
+    if (failures != failed && failures <= 30) {
+        fprintf(stderr, "  read into memory %d (device %d):", mem, m->device[mem]);
+        FOR_EACH(e, req) {
+            fprintf(stderr, " %d", e);
+        }
+        fputc('\n', stderr);
+        for (int k = 0; k < MAXMEM; k++)
+            if (m->used[k]) {
+                fprintf(stderr, "  before: memory %d device %d valid:", k, m->device[k]);
+                FOR_EACH(e, before[k]) {
+                    fprintf(stderr, " %d", e);
+                }
+                fputc('\n', stderr);
+            }
+        print_plan(plan);
+    }
+}
+
+static hpl__transfer_plan reused_plan; /* freed after every use */
+static model scratch;
+
+/* plan_read(mem, r), checked on the model; applied (transfers recorded) or a
+ * dry run on a copy of the model. */
+static void plan_and_check(world *w, int mem, const hpl__region *r, bits rb, bool apply)
+{
+    hpl__transfer_plan fresh = {0}, *plan = rng_below(2) ? &fresh : &reused_plan;
+    CHECK(hpl__coherence_plan_read(&w->c, mem, r, plan), "plan_read returns true");
+    if (apply) {
+        run_plan(w, &w->m, mem, rb, plan);
+    } else {
+        scratch = w->m;
+        run_plan(NULL, &scratch, mem, rb, plan);
+    }
+    hpl__transfer_plan_free(plan);
+    CHECK(plan->count == 0, "transfer_plan_free empties the plan");
+}
+
+/* ---- Operations ----------------------------------------------------------- */
+
+static char oplog[128][200];
+static int oplog_count;
+
+static void logf_(const char *fmt, ...) HPL__PRINTF(1, 2);
+static void logf_(const char *fmt, ...)
+{
+    if (oplog_count >= (int)HPL__ARRAY_LEN(oplog))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(oplog[oplog_count++], sizeof oplog[0], fmt, ap);
+    va_end(ap);
+}
+
+static void world_init(world *w, const grid *g, bool host_valid)
+{
+    memset(&w->m, 0, sizeof w->m);
+    w->m.g = *g;
+    w->m.whole = grid_box(g);
+    CHECK(hpl__coherence_init(&w->c, &w->m.whole, host_valid), "init returns true");
+    model_slot(&w->m, HPL__HOST, HPL__NO_DEVICE, &w->m.whole);
+    for (int e = 0; e < grid_elements(g); e++) {
+        w->m.newest[e] = host_valid ? next_value++ : NO_VALUE;
+        w->m.value[HPL__HOST][e] = w->m.newest[e];
+    }
+    if (host_valid)
+        w->m.valid[HPL__HOST] = box_bits(g, &w->m.whole);
+    oplog_count = 0;
+    logf_("init %dD %" PRIu64 "x%" PRIu64 "x%" PRIu64 " host_valid=%d", g->ndims, g->n[0], g->n[1], g->n[2],
+          host_valid);
+}
+
+static int do_add(world *w, int device, const hpl__box *box)
+{
+    int before = w->c.count;
+    bool free_slot = false;
+    for (int k = 1; k < before && k < MAXMEM; k++)
+        free_slot = free_slot || !w->m.used[k];
+    int slot = hpl__coherence_add(&w->c, device, box);
+    char b[96];
+    fmt_box(b, sizeof b, box);
+    logf_("m%d = add(device %d, %s)", slot, device, b);
+    CHECK(slot >= 1 && slot < MAXMEM && !w->m.used[slot], "add returns a free slot, never the host");
+    if (slot < 1 || slot >= MAXMEM || w->m.used[slot])
+        return -1;
+    if (free_slot)
+        CHECK(slot < before, "add reuses a removed slot");
+    else
+        CHECK(slot == before, "add takes the next slot when none is free");
+    model_slot(&w->m, slot, device, box);
+    return slot;
+}
+
+/* Removes memory k, first saving to the host what only k holds of `within`
+ * when save; returns the elements lost. */
+static bits do_remove(world *w, int k, bool save, const hpl__region *within, bits wb)
+{
+    model *m = &w->m;
+    hpl__region out;
+    hpl__region_init(&out);
+    CHECK(hpl__coherence_only_here(&w->c, k, within, &out), "only_here returns true");
+    bits only = bits_minus(m->valid[k], valid_elsewhere(m, k));
+    bits got = region_bits(&m->g, &out, "only_here region");
+    CHECK(bits_equal(got, bits_and(only, wb)), "only_here before remove");
+    char buf[160];
+    if (save && !bits_empty(got)) {
+        hpl__transfer t = {k, HPL__HOST, {0}};
+        CHECK(hpl__region_copy(&t.region, &out), "region_copy");
+        hpl__point at = tick(m->device[k]);
+        logf_("save m%d -> host %s at {%d,%" PRIu64 "}", k, fmt_region(buf, sizeof buf, &out), at.device, at.value);
+        CHECK(hpl__coherence_did_transfer(&w->c, &t, at), "did_transfer returns true");
+        FOR_EACH(e, got) {
+            m->value[HPL__HOST][e] = m->value[k][e];
+        }
+        m->valid[HPL__HOST] = bits_or(m->valid[HPL__HOST], got);
+        model_read(m, k, at);
+        model_written(m, HPL__HOST, at);
+        hpl__region_free(&t.region);
+        check_validity(w, HPL__HOST, "saved to the host");
+        hpl__region_clear(&out);
+        CHECK(hpl__coherence_only_here(&w->c, k, within, &out), "only_here returns true");
+        CHECK(hpl__region_empty(&out), "nothing of within only here after saving");
+    }
+    bits lost = save ? bits_minus(only, wb) : only;
+    hpl__region_free(&out);
+    logf_("remove m%d (%s, %d elements lost)", k, save ? "saved" : "unsaved", bits_count(lost));
+    hpl__coherence_remove(&w->c, k);
+    m->used[k] = false;
+    memset(&m->valid[k], 0, sizeof m->valid[k]);
+    bool nowhere = true;
+    for (int j = 0; j < w->c.count; j++)
+        if (w->c.mem[j].used) {
+            bits v = region_bits(&m->g, &w->c.mem[j].valid, "valid region");
+            nowhere = nowhere && bits_empty(bits_and(v, lost));
+        }
+    CHECK(nowhere, "what was valid only in the removed memory is valid nowhere");
+    return lost;
+}
+
+static void do_read(world *w, int k, const hpl__region *r, bits rb, bool kernel_read)
+{
+    char buf[160];
+    logf_("read m%d %s", k, fmt_region(buf, sizeof buf, r));
+    plan_and_check(w, k, r, rb, true);
+    if (kernel_read) {
+        hpl__point at = k == HPL__HOST ? (hpl__point){0, 0} : tick(w->m.device[k]);
+        logf_("did_read m%d at {%d,%" PRIu64 "}", k, at.device, at.value);
+        hpl__coherence_did_read(&w->c, k, at);
+        model_read(&w->m, k, at);
+    }
+}
+
+static void do_write(world *w, int k, const hpl__region *r, bits rb)
+{
+    model *m = &w->m;
+    hpl__point at = k == HPL__HOST ? (hpl__point){0, 0} : tick(m->device[k]);
+    char buf[160];
+    logf_("write m%d %s at {%d,%" PRIu64 "}", k, fmt_region(buf, sizeof buf, r), at.device, at.value);
+    CHECK(hpl__coherence_did_write(&w->c, k, r, at), "did_write returns true");
+    FOR_EACH(e, rb) {
+        m->newest[e] = next_value++;
+        m->value[k][e] = m->newest[e];
+    }
+    for (int j = 0; j < MAXMEM; j++)
+        m->valid[j] = j == k ? bits_or(m->valid[j], rb) : bits_minus(m->valid[j], rb);
+    model_written(m, k, at);
+}
+
+static void do_invalidate(world *w, int k, const hpl__region *r, bits rb)
+{
+    char buf[160];
+    logf_("invalidate m%d %s", k, fmt_region(buf, sizeof buf, r));
+    CHECK(hpl__coherence_invalidate(&w->c, k, r), "invalidate returns true");
+    w->m.valid[k] = bits_minus(w->m.valid[k], rb);
+}
+
+/* Everything, after each operation. */
+static void check_world(world *w, hpl__region *tmp)
+{
+    model *m = &w->m;
+    check_state(w);
+    for (int k = 0; k < MAXMEM; k++) {
+        if (!m->used[k])
+            continue;
+        check_only_here(w, k, &w->c.whole_region, box_bits(&m->g, &m->whole));
+        bits tb = random_region(&m->g, &m->whole, tmp, true);
+        check_only_here(w, k, tmp, tb);
+        check_wait_points(w, k, false);
+        check_wait_points(w, k, true);
+    }
+    check_all_points(w);
+    for (int i = 0; i < 2; i++) { /* dry runs: plan_read is pure */
+        int k;
+        do
+            k = (int)rng_below(MAXMEM);
+        while (!m->used[k]);
+        bits rb = random_region(&m->g, &m->box[k], tmp, true);
+        plan_and_check(w, k, tmp, rb, false);
+    }
+}
+
+/* ---- 1. Random sequences -------------------------------------------------- */
+
+static world W;
+
+static int random_used(const model *m, bool device_only)
+{
+    int list[MAXMEM], n = 0;
+    for (int k = device_only ? 1 : 0; k < MAXMEM; k++)
+        if (m->used[k])
+            list[n++] = k;
+    return n ? list[rng_below((uint64_t)n)] : -1;
+}
+
+static int device_memories(const model *m)
+{
+    int n = 0;
+    for (int k = 1; k < MAXMEM; k++)
+        n += m->used[k];
+    return n;
+}
+
+typedef struct rstats {
+    unsigned long sequences, ops, reads, writes, adds, removes, lost, invalidates;
+} rstats;
+
+static void random_sequence(const grid *g, int ops, rstats *st)
+{
+    world *w = &W;
+    model *m = &w->m;
+    hpl__region r, tmp;
+    hpl__region_init(&r);
+    hpl__region_init(&tmp);
+    snprintf(context, sizeof context, "seq %lu init", st->sequences);
+    world_init(w, g, rng_below(8) != 0);
+    m->ndev = 1 + (int)rng_below(4);
+    for (int i = 0; i < m->ndev; i++) { /* distinct device ids in 0..15 */
+        bool again;
+        do {
+            m->devices[i] = (int)rng_below(HPL__MAX_DEVICES);
+            again = false;
+            for (int j = 0; j < i; j++)
+                again = again || m->devices[j] == m->devices[i];
+        } while (again);
+    }
+    unsigned long failed = failures;
+    for (int op = 0; op < ops && failures == failed; op++) {
+        int kind = (int)rng_below(100), n = device_memories(m);
+        if (n == 0 || (kind < 14 && n < MAX_DEVICE_MEMORIES)) {
+            snprintf(context, sizeof context, "seq %lu op %d add", st->sequences, op);
+            hpl__box box = random_sub_box(&m->whole);
+            do_add(w, m->devices[rng_below((uint64_t)m->ndev)], &box);
+            st->adds++;
+        } else if (kind < 24) {
+            snprintf(context, sizeof context, "seq %lu op %d remove", st->sequences, op);
+            int k = random_used(m, true);
+            bits wb = box_bits(&m->g, &m->whole);
+            const hpl__region *within = &w->c.whole_region;
+            if (rng_below(4) == 0) {
+                wb = random_region(&m->g, &m->whole, &r, true);
+                within = &r;
+            }
+            bits lost = do_remove(w, k, rng_below(3) != 0, within, wb);
+            st->removes++;
+            st->lost += !bits_empty(lost);
+        } else if (kind < 62) {
+            snprintf(context, sizeof context, "seq %lu op %d read", st->sequences, op);
+            int k = rng_below(4) == 0 ? HPL__HOST : random_used(m, true);
+            bits rb = random_region(&m->g, &m->box[k], &r, true);
+            do_read(w, k, &r, rb, rng_below(4) != 0);
+            st->reads++;
+        } else if (kind < 90) {
+            snprintf(context, sizeof context, "seq %lu op %d write", st->sequences, op);
+            int k = rng_below(4) == 0 ? HPL__HOST : random_used(m, true);
+            bits rb = random_region(&m->g, &m->box[k], &r, false);
+            do_write(w, k, &r, rb);
+            st->writes++;
+        } else {
+            snprintf(context, sizeof context, "seq %lu op %d invalidate", st->sequences, op);
+            int k = rng_below(8) == 0 ? HPL__HOST : random_used(m, true);
+            bits rb = random_region(&m->g, &m->box[k], &r, true);
+            do_invalidate(w, k, &r, rb);
+            st->invalidates++;
+        }
+        check_world(w, &tmp);
+        st->ops++;
+    }
+    if (failures != failed && failures <= 30 + 10) {
+        fprintf(stderr, "  operations of seq %lu so far (seed %" PRIu64 "):\n", st->sequences, seed);
+        for (int i = 0; i < oplog_count; i++)
+            fprintf(stderr, "    %s\n", oplog[i]);
+    }
+    hpl__coherence_free(&w->c);
+    hpl__region_free(&r);
+    hpl__region_free(&tmp);
+    st->sequences++;
+}
+
+static void test_random(int scale)
+{
+    static const grid grids[] = {
+        {1, {1, 1, 1}}, {1, {5, 1, 1}}, {1, {7, 1, 1}}, {2, {3, 2, 1}}, {2, {7, 6, 1}},
+        {2, {4, 5, 1}}, {3, {2, 2, 2}}, {3, {3, 4, 2}}, {3, {7, 6, 5}},
+    };
+    for (size_t k = 0; k < HPL__ARRAY_LEN(grids); k++) {
+        const grid *g = &grids[k];
+        rstats st = {0};
+        steps_same_device = steps_from_host = steps_staged = steps_to_host = 0;
+        uint64_t t0 = hpl__now_ns();
+        int sequences = scale * (g->ndims == 1 ? 150 : 300);
+        for (int s = 0; s < sequences; s++)
+            random_sequence(g, 60, &st);
+        printf("random %dD %" PRIu64 "x%" PRIu64 "x%" PRIu64 ": %4lu sequences, %6lu ops (%lu reads, %lu writes, "
+               "%lu adds, %lu removes of which %lu lost data, %lu invalidates), steps %lu within a device, %lu "
+               "from the host, %lu staged, %lu to the host, %.2f s\n",
+               g->ndims, g->n[0], g->n[1], g->n[2], st.sequences, st.ops, st.reads, st.writes, st.adds, st.removes,
+               st.lost, st.invalidates, steps_same_device, steps_from_host, steps_staged, steps_to_host,
+               (double)(hpl__now_ns() - t0) * 1e-9);
+    }
+}
+
+/* ---- 2. Deterministic cases ----------------------------------------------- */
+
+static bits bits_range(const grid *g, uint64_t lo, uint64_t hi) /* 1-D */
+{
+    hpl__box b = box1(lo, hi);
+    return box_bits(g, &b);
+}
+
+/* Elements the plan moves from src to dst. */
+static bits plan_moves(const grid *g, const hpl__transfer_plan *plan, int src, int dst)
+{
+    bits out = {{0}};
+    for (int s = 0; s < plan->count; s++)
+        if (plan->steps[s].src == src && plan->steps[s].dst == dst)
+            out = bits_or(out, region_bits(g, &plan->steps[s].region, "step region"));
+    return out;
+}
+
+static int plan_steps_from(const hpl__transfer_plan *plan, int src)
+{
+    int n = 0;
+    for (int s = 0; s < plan->count; s++)
+        n += plan->steps[s].src == src;
+    return n;
+}
+
+static void region_1d(hpl__region *r, uint64_t lo, uint64_t hi)
+{
+    hpl__box b = box1(lo, hi);
+    hpl__region_set_box(r, &b);
+}
+
+static void test_slot_reuse(void)
+{
+    snprintf(context, sizeof context, "slot reuse");
+    static const grid g = {1, {8, 1, 1}};
+    world *w = &W;
+    hpl__region tmp = {0};
+    world_init(w, &g, true);
+    hpl__box whole = box1(0, 8), left = box1(0, 4), right = box1(4, 8), mid = box1(2, 6);
+    CHECK(do_add(w, 0, &whole) == 1, "first device memory is slot 1");
+    CHECK(do_add(w, 0, &left) == 2, "then slot 2");
+    CHECK(do_add(w, 1, &right) == 3, "then slot 3");
+    check_world(w, &tmp);
+    do_remove(w, 2, true, &w->c.whole_region, box_bits(&g, &whole));
+    check_world(w, &tmp);
+    CHECK(do_add(w, 2, &mid) == 2, "remove then add reuses the slot");
+    check_world(w, &tmp);
+    do_remove(w, 1, true, &w->c.whole_region, box_bits(&g, &whole));
+    do_remove(w, 3, false, &w->c.whole_region, box_bits(&g, &whole));
+    check_world(w, &tmp);
+    int a = do_add(w, 3, &left), b = do_add(w, 3, &right);
+    CHECK((a == 1 && b == 3) || (a == 3 && b == 1), "two removed slots reused");
+    CHECK(do_add(w, 3, &whole) == 4, "a new slot when none is free");
+    CHECK(w->c.mem[HPL__HOST].used && w->c.mem[HPL__HOST].device == HPL__NO_DEVICE, "the host stays slot 0");
+    check_world(w, &tmp);
+    hpl__coherence_free(&w->c);
+    hpl__region_free(&tmp);
+}
+
+/* 1-D, 12 elements; devices 0, 1, 2. m1 device 0 whole, m2 device 0 [0,6),
+ * m3 device 1 whole, m4 device 2 whole. */
+static void test_preference(void)
+{
+    snprintf(context, sizeof context, "preference");
+    static const grid g = {1, {12, 1, 1}};
+    world *w = &W;
+    hpl__region r = {0}, tmp = {0};
+    hpl__transfer_plan plan = {0};
+    world_init(w, &g, true);
+    hpl__box whole = box1(0, 12), first = box1(0, 6);
+    int m1 = do_add(w, 0, &whole), m2 = do_add(w, 0, &first), m3 = do_add(w, 1, &whole), m4 = do_add(w, 2, &whole);
+    CHECK(m1 == 1 && m2 == 2 && m3 == 3 && m4 == 4, "slots 1 to 4");
+    region_1d(&r, 0, 2);
+    do_write(w, m2, &r, bits_range(&g, 0, 2)); /* [0,2) only in m2 */
+    region_1d(&r, 2, 6);
+    do_write(w, m3, &r, bits_range(&g, 2, 6));
+    do_read(w, m4, &r, bits_range(&g, 2, 6), false); /* staged: host, m3, m4 hold [2,6) */
+    do_invalidate(w, HPL__HOST, &r, bits_range(&g, 2, 6)); /* now only m3 and m4 */
+    check_world(w, &tmp);
+
+    snprintf(context, sizeof context, "preference: read m1");
+    CHECK(hpl__coherence_plan_read(&w->c, m1, &w->c.whole_region, &plan), "plan_read");
+    CHECK(bits_equal(plan_moves(&g, &plan, m2, m1), bits_range(&g, 0, 2)), "same device: m2 -> m1 [0,2)");
+    CHECK(bits_equal(plan_moves(&g, &plan, m3, HPL__HOST), bits_range(&g, 2, 6)), "lowest other device staged");
+    CHECK(bits_equal(plan_moves(&g, &plan, HPL__HOST, m1), bits_range(&g, 2, 12)), "host -> m1 [2,12)");
+    CHECK(plan_steps_from(&plan, m4) == 0, "nothing from the higher slot");
+    run_plan(w, &w->m, m1, box_bits(&g, &whole), &plan);
+    hpl__transfer_plan_free(&plan);
+    check_world(w, &tmp);
+
+    snprintf(context, sizeof context, "preference: read the host");
+    CHECK(hpl__coherence_plan_read(&w->c, HPL__HOST, &w->c.whole_region, &plan), "plan_read");
+    CHECK(plan.count == 1 && bits_equal(plan_moves(&g, &plan, m1, HPL__HOST), bits_range(&g, 0, 2)),
+          "one step from the lowest device memory: m1 -> host [0,2)");
+    run_plan(w, &w->m, HPL__HOST, box_bits(&g, &whole), &plan);
+    hpl__transfer_plan_free(&plan);
+    check_world(w, &tmp);
+
+    snprintf(context, sizeof context, "preference: read m2");
+    region_1d(&r, 0, 6);
+    region_1d(&tmp, 2, 6);
+    do_invalidate(w, m2, &tmp, bits_range(&g, 2, 6));
+    CHECK(hpl__coherence_plan_read(&w->c, m2, &r, &plan), "plan_read");
+    CHECK(plan.count == 1 && bits_equal(plan_moves(&g, &plan, m1, m2), bits_range(&g, 2, 6)),
+          "the same device over the host: m1 -> m2 [2,6)");
+    run_plan(w, &w->m, m2, bits_range(&g, 0, 6), &plan);
+    hpl__transfer_plan_free(&plan);
+    check_world(w, &tmp);
+
+    snprintf(context, sizeof context, "preference: nothing missing");
+    CHECK(hpl__coherence_plan_read(&w->c, m2, &r, &plan), "plan_read");
+    CHECK(plan.count == 0, "no step when the region is valid");
+    hpl__transfer_plan_free(&plan);
+
+    hpl__coherence_free(&w->c);
+    hpl__region_free(&r);
+    hpl__region_free(&tmp);
+}
+
+static void test_lost(void)
+{
+    static const grid g = {1, {8, 1, 1}};
+    world *w = &W;
+    hpl__region r = {0}, tmp = {0};
+    hpl__transfer_plan plan = {0};
+    hpl__box whole = box1(0, 8);
+    for (int save = 0; save < 2; save++) {
+        snprintf(context, sizeof context, "remove %s", save ? "saved" : "unsaved");
+        world_init(w, &g, true);
+        int m1 = do_add(w, 0, &whole);
+        region_1d(&r, 2, 5);
+        do_write(w, m1, &r, bits_range(&g, 2, 5));
+        bits lost = do_remove(w, m1, save, &w->c.whole_region, box_bits(&g, &whole));
+        CHECK(bits_equal(lost, save ? (bits){{0}} : bits_range(&g, 2, 5)), "lost elements");
+        check_world(w, &tmp);
+        CHECK(hpl__coherence_plan_read(&w->c, HPL__HOST, &w->c.whole_region, &plan), "plan_read");
+        CHECK(plan.count == 0, "the host lacks only data valid nowhere: nothing to move");
+        hpl__transfer_plan_free(&plan);
+        CHECK(do_add(w, 0, &whole) == m1, "slot reused");
+        CHECK(hpl__coherence_plan_read(&w->c, m1, &w->c.whole_region, &plan), "plan_read");
+        bits expect = save ? box_bits(&g, &whole) : bits_minus(box_bits(&g, &whole), bits_range(&g, 2, 5));
+        CHECK(bits_equal(plan_moves(&g, &plan, HPL__HOST, m1), expect), "host -> new memory, without lost data");
+        run_plan(w, &w->m, m1, box_bits(&g, &whole), &plan);
+        hpl__transfer_plan_free(&plan);
+        check_world(w, &tmp);
+        hpl__coherence_free(&w->c);
+    }
+    hpl__region_free(&r);
+    hpl__region_free(&tmp);
+}
+
+static void test_no_data(void)
+{
+    snprintf(context, sizeof context, "host_valid false");
+    static const grid g = {2, {3, 3, 1}};
+    world *w = &W;
+    hpl__region r = {0}, tmp = {0};
+    hpl__transfer_plan plan = {0};
+    world_init(w, &g, false);
+    check_world(w, &tmp);
+    CHECK(hpl__region_empty(&w->c.mem[HPL__HOST].valid), "nothing valid");
+    CHECK(hpl__coherence_plan_read(&w->c, HPL__HOST, &w->c.whole_region, &plan) && plan.count == 0, "nothing to move");
+    hpl__transfer_plan_free(&plan);
+    hpl__box whole = grid_box(&g), part = box3(1, 3, 0, 2, 0, 1);
+    int m1 = do_add(w, 5, &whole);
+    CHECK(hpl__coherence_plan_read(&w->c, m1, &w->c.whole_region, &plan) && plan.count == 0, "nothing to move");
+    hpl__transfer_plan_free(&plan);
+    hpl__region_set_box(&r, &part);
+    do_write(w, m1, &r, box_bits(&g, &part));
+    check_world(w, &tmp);
+    CHECK(hpl__coherence_plan_read(&w->c, HPL__HOST, &w->c.whole_region, &plan), "plan_read");
+    CHECK(plan.count == 1 && bits_equal(plan_moves(&g, &plan, m1, HPL__HOST), box_bits(&g, &part)),
+          "only the written part moves");
+    run_plan(w, &w->m, HPL__HOST, box_bits(&g, &whole), &plan);
+    hpl__transfer_plan_free(&plan);
+    check_world(w, &tmp);
+    hpl__coherence_free(&w->c);
+    hpl__region_free(&r);
+    hpl__region_free(&tmp);
+}
+
+/* A plan of more steps than the first allocation of the steps array holds:
+ * the regions of the steps already planned must survive its growth. 1-D, 8
+ * elements, device 0: m1 whole, m2..m6 one element each, written there; a
+ * read of m1 takes 5 copies within the device and one DMA from the host. */
+static void test_many_steps(void)
+{
+    snprintf(context, sizeof context, "many steps");
+    static const grid g = {1, {8, 1, 1}};
+    world *w = &W;
+    hpl__region r = {0}, tmp = {0};
+    hpl__transfer_plan plan = {0};
+    world_init(w, &g, true);
+    hpl__box whole = box1(0, 8);
+    int m1 = do_add(w, 0, &whole), mk[5];
+    for (int k = 0; k < 5; k++) {
+        hpl__box one = box1((uint64_t)k, (uint64_t)k + 1);
+        mk[k] = do_add(w, 0, &one);
+        hpl__region_set_box(&r, &one);
+        do_write(w, mk[k], &r, box_bits(&g, &one));
+    }
+    check_world(w, &tmp);
+    CHECK(hpl__coherence_plan_read(&w->c, m1, &w->c.whole_region, &plan), "plan_read");
+    CHECK(plan.count == 6, "six steps");
+    for (int k = 0; k < 5; k++)
+        CHECK(bits_equal(plan_moves(&g, &plan, mk[k], m1), bits_range(&g, (uint64_t)k, (uint64_t)k + 1)),
+              "each one-element memory -> m1, its element (regions of early steps intact)");
+    CHECK(bits_equal(plan_moves(&g, &plan, HPL__HOST, m1), bits_range(&g, 5, 8)), "host -> m1 [5,8)");
+    run_plan(w, &w->m, m1, box_bits(&g, &whole), &plan);
+    hpl__transfer_plan_free(&plan);
+    check_world(w, &tmp);
+    hpl__coherence_free(&w->c);
+    hpl__region_free(&r);
+    hpl__region_free(&tmp);
+}
+
+static bool points_are(const hpl__point *got, int n, int want_n, const hpl__point *want)
+{
+    if (n != want_n)
+        return false;
+    for (int i = 0; i < n; i++) {
+        bool found = false;
+        for (int j = 0; j < n; j++)
+            found = found || (got[i].device == want[j].device && got[i].value == want[j].value);
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* Explicit points: reads keep readers per device, writes replace the writer. */
+static void test_points(void)
+{
+    snprintf(context, sizeof context, "points");
+    static const grid g = {1, {4, 1, 1}};
+    world *w = &W;
+    hpl__coherence *c = &w->c;
+    hpl__region r = {0}, tmp = {0};
+    hpl__point p[HPL__MAX_DEVICES];
+    world_init(w, &g, true);
+    hpl__box whole = box1(0, 4);
+    int m1 = do_add(w, 3, &whole), m2 = do_add(w, 7, &whole);
+    CHECK(hpl__coherence_all_points(c, p, 0) == 0, "nothing pending at first");
+    uint64_t t3 = timeline[3], t7 = timeline[7];
+    do_read(w, m1, &c->whole_region, box_bits(&g, &whole), true); /* host -> m1 at t3+1, kernel read t3+2 */
+    CHECK(hpl__coherence_wait_points(c, HPL__HOST, false, p, 0) == 0, "host: no writer");
+    CHECK(points_are(p, hpl__coherence_wait_points(c, HPL__HOST, true, p, 0), 1, (hpl__point[]){{3, t3 + 1}}),
+          "host write waits for the DMA that read it");
+    CHECK(points_are(p, hpl__coherence_wait_points(c, m1, false, p, 0), 1, (hpl__point[]){{3, t3 + 1}}),
+          "m1 read waits for the DMA that wrote it");
+    CHECK(points_are(p, hpl__coherence_wait_points(c, m1, true, p, 0), 1, (hpl__point[]){{3, t3 + 2}}),
+          "m1 write waits for the kernel that read it (same device: the highest)");
+    do_read(w, m2, &c->whole_region, box_bits(&g, &whole), false); /* host -> m2 at t7+1 */
+    CHECK(points_are(p, hpl__coherence_wait_points(c, HPL__HOST, true, p, 0), 2,
+                     (hpl__point[]){{3, t3 + 1}, {7, t7 + 1}}),
+          "host write waits for both DMAs");
+    region_1d(&r, 1, 2);
+    do_write(w, m2, &r, bits_range(&g, 1, 2)); /* kernel on 7 at t7+2 */
+    CHECK(points_are(p, hpl__coherence_wait_points(c, m2, false, p, 0), 1, (hpl__point[]){{7, t7 + 2}}),
+          "the write replaces the writer");
+    do_read(w, m1, &c->whole_region, box_bits(&g, &whole), false); /* m2 -> host t7+3, host -> m1 t3+3 */
+    CHECK(points_are(p, hpl__coherence_wait_points(c, HPL__HOST, false, p, 0), 1, (hpl__point[]){{7, t7 + 3}}),
+          "staging wrote the host on device 7");
+    CHECK(points_are(p, hpl__coherence_wait_points(c, m1, false, p, 0), 1, (hpl__point[]){{3, t3 + 3}}),
+          "m1 written by the DMA on device 3");
+    p[0] = (hpl__point){3, t3 + 100};
+    p[1] = (hpl__point){9, 1};
+    CHECK(points_are(p, hpl__coherence_wait_points(c, HPL__HOST, true, p, 2), 3,
+                     (hpl__point[]){{3, t3 + 100}, {9, 1}, {7, t7 + 3}}),
+          "appended, deduplicated, keeping the highest");
+    check_world(w, &tmp);
+    hpl__coherence_free(c);
+    hpl__region_free(&r);
+    hpl__region_free(&tmp);
+}
+
+/* ---- 3. points_add -------------------------------------------------------- */
+
+static void test_points_add(void)
+{
+    snprintf(context, sizeof context, "points_add");
+    for (int t = 0; t < 20000; t++) {
+        hpl__point list[HPL__MAX_DEVICES + GUARD], ref[HPL__MAX_DEVICES + GUARD];
+        int n = random_prefix(list);
+        memcpy(ref, list, sizeof ref);
+        for (int a = 0; a < 6; a++) {
+            hpl__point p = {(int)rng_below(HPL__MAX_DEVICES), 1 + rng_below(20)};
+            int got = hpl__points_add(list, n, p);
+            n = ref_points_add(ref, n, p);
+            CHECK(got == n && memcmp(list, ref, sizeof list) == 0, "one point per device, the highest, in place");
+            if (got != n)
+                break;
+        }
+    }
+}
+
+/* ---- Main ----------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : getenv("UNIT_COHERENCE_SEED");
+    if (s && *s) {
+        seed = strtoull(s, NULL, 0);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+    }
+    rng_state = seed * 0x9E3779B97F4A7C15ull + 88172645463325252ull;
+    if (!rng_state)
+        rng_state = 88172645463325252ull;
+    printf("unit_coherence: seed %" PRIu64 " (rerun with: unit_coherence %" PRIu64 ")\n", seed, seed);
+    const char *sc = getenv("UNIT_COHERENCE_SCALE"); /* more sequences for soak runs */
+    int scale = sc && atoi(sc) > 0 ? atoi(sc) : 1;
+    uint64_t t0 = hpl__now_ns();
+
+    test_points_add();
+    test_slot_reuse();
+    test_preference();
+    test_lost();
+    test_no_data();
+    test_many_steps();
+    test_points();
+    test_random(scale);
+    hpl__transfer_plan_free(&reused_plan);
+
+    printf("unit_coherence: %lu checks, %lu failed, %.2f s\n", checks, failures, (double)(hpl__now_ns() - t0) * 1e-9);
+    if (failures)
+        fprintf(stderr, "unit_coherence: FAILED with seed %" PRIu64 "\n", seed);
+    return failures ? 1 : 0;
+}
