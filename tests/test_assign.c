@@ -12,7 +12,10 @@
  *  - fill of row and column blocks of every element type, on devices, on
  *    the host and where last used, leaving the rest intact;
  *  - errors: extents, element types, overlap, bad `where`, invalid handles;
- *  - a chain of 50 assignments, fills and kernels on rotating devices. */
+ *  - a chain of 50 assignments, fills and kernels on rotating devices;
+ *  - random sequences of kernels (in place, and reading one box to write
+ *    another), host writes and reads, fills and assignments over random,
+ *    nested and owned boxes of 1-D, 2-D and 3-D arrays, on random devices. */
 #include "harness.h"
 
 #include <stdio.h>
@@ -36,7 +39,24 @@ static const char *inc3_src =
     "hpl_args { hpl_inout(float, 3) x; float s; };\n"
     "void main() { uvec3 id = hpl_global_id; hpl_at3(x, id.x, id.y, id.z) += s; }\n";
 
-static hpl_kernel K[4]; /* K[n]: x += s on an n-D float array */
+/* b = a + s (a read-only, b write-only) */
+static const char *add1_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(float, 1) a; hpl_out(float, 1) b; float s; };\n"
+    "void main() { uint i = hpl_global_id.x; hpl_at(b, i) = hpl_at(a, i) + s; }\n";
+
+static const char *add2_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(float, 2) a; hpl_out(float, 2) b; float s; };\n"
+    "void main() { uvec3 id = hpl_global_id; hpl_at2(b, id.x, id.y) = hpl_at2(a, id.x, id.y) + s; }\n";
+
+static const char *add3_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(float, 3) a; hpl_out(float, 3) b; float s; };\n"
+    "void main() { uvec3 id = hpl_global_id; hpl_at3(b, id.x, id.y, id.z) = hpl_at3(a, id.x, id.y, id.z) + s; }\n";
+
+static hpl_kernel K[4];    /* K[n]: x += s on an n-D float array */
+static hpl_kernel KADD[4]; /* KADD[n]: b = a + s */
 
 static hpl_launch on(int device)
 {
@@ -207,6 +227,26 @@ static void op_assign(hpl_context *ctx, const box_t *dst, const box_t *src, int 
     float *tmp = malloc(n * sizeof(float));
     FOR_BOX(src)
     tmp[q++] = *refp(src, i, j, k);
+    q = 0;
+    FOR_BOX(dst)
+    {
+        if (owns(dst, i, j, k))
+            *refp(dst, i, j, k) = tmp[q];
+        q++;
+    }
+    free(tmp);
+}
+
+/* dst = src + s by a kernel on device dev (dst's owned box only). */
+static void op_add(hpl_context *ctx, const box_t *dst, const box_t *src, int dev, float s)
+{
+    hpl_launch l = on(dev);
+    if (!CHECK_OK(hpl_eval(ctx, KADD[src->r->nd], &l, HPL_ARGS(hpl_arr(src->h), hpl_arr(dst->h), hpl_f32(s)))))
+        return;
+    size_t n = (size_t)(src->e[0] * src->e[1] * src->e[2]), q = 0;
+    float *tmp = malloc(n * sizeof(float));
+    FOR_BOX(src)
+    tmp[q++] = *refp(src, i, j, k) + s;
     q = 0;
     FOR_BOX(dst)
     {
@@ -756,6 +796,206 @@ static void errors(hpl_context *ctx)
     freeroot(ctx, &A);
 }
 
+/* ---- 7. random sequences against the model ---------------------------- */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rng_state >> 33) % n;
+}
+
+/* A random box of r (ranges in r's coordinates, sometimes HPL_ALL or
+ * HPL_END), sometimes with an owned box, sometimes nested in another random
+ * box (then *outer is that box and the caller destroys it after). */
+static box_t random_box(hpl_context *ctx, root_t *r, bool allow_owned, box_t *outer, bool *nested)
+{
+    hpl_range rr[3], own[3];
+    *nested = false;
+    for (int k = 0; k < r->nd; k++) {
+        uint64_t a = rnd((uint32_t)r->d[k]), b = rnd((uint32_t)r->d[k]);
+        rr[k].first = a < b ? a : b;
+        rr[k].last = a < b ? b : a;
+        if (rnd(5) == 0)
+            rr[k] = (hpl_range)HPL_ALL;
+        else if (rr[k].last == r->d[k] - 1 && rnd(2))
+            rr[k].last = HPL_END;
+        uint64_t last = rr[k].last == HPL_END ? r->d[k] - 1 : rr[k].last;
+        /* Owned: one element less on each side where there is room. */
+        own[k].first = rr[k].first + (last - rr[k].first >= 2 ? 1 : 0);
+        own[k].last = last - (last - rr[k].first >= 2 ? 1 : 0);
+    }
+    if (allow_owned && rnd(4) == 0)
+        return mkbox(ctx, r, rr, own);
+    if (rnd(4) == 0) {
+        /* Nested: a box inside this one, in its coordinates. */
+        *outer = mkbox(ctx, r, rr, NULL);
+        *nested = true;
+        hpl_range in[3] = {HPL_ALL, HPL_ALL, HPL_ALL};
+        box_t b = *outer;
+        for (int k = 0; k < r->nd; k++) {
+            uint64_t a = rnd((uint32_t)outer->e[k]), c = rnd((uint32_t)outer->e[k]);
+            in[k].first = a < c ? a : c;
+            in[k].last = a < c ? c : a;
+            b.o[k] = outer->o[k] + in[k].first;
+            b.e[k] = in[k].last - in[k].first + 1;
+        }
+        CHECK_OK(hpl_subarray(ctx, outer->h, r->nd, in, &b.h));
+        return b;
+    }
+    return mkbox(ctx, r, rr, NULL);
+}
+
+/* Sometimes destroys a box made for one operation (its view only). */
+static void maybe_forget(hpl_context *ctx, box_t *b, box_t *outer, bool nested)
+{
+    if (b->h.id == b->r->h.id || rnd(3) != 0)
+        return;
+    CHECK_OK(hpl_array_destroy(ctx, b->h));
+    if (nested)
+        CHECK_OK(hpl_array_destroy(ctx, outer->h));
+}
+
+static int random_where(void)
+{
+    int w = (int)rnd(NDEV + 2);
+    return w == NDEV ? HPL_ON_HOST : w == NDEV + 1 ? HPL_WHERE_LAST_USED : w;
+}
+
+static bool boxes_overlap(const box_t *a, const box_t *b)
+{
+    if (a->r != b->r)
+        return false;
+    for (int k = 0; k < 3; k++)
+        if (a->o[k] + a->e[k] <= b->o[k] || b->o[k] + b->e[k] <= a->o[k])
+            return false;
+    return true;
+}
+
+static void random_ops(hpl_context *ctx, uint64_t seed, int nops)
+{
+    rng_state = seed;
+    root_t R[5];
+    mkroot(ctx, &R[0], "R2a", 20, 13, 0, 1.0f);
+    mkroot(ctx, &R[1], "R2b", 20, 13, 0, 3000.0f);
+    mkroot(ctx, &R[2], "R1", 97, 0, 0, 5000.0f);
+    mkroot(ctx, &R[3], "R3a", 5, 6, 7, 7000.0f);
+    mkroot(ctx, &R[4], "R3b", 5, 6, 7, 9000.0f);
+    char what[160];
+    for (int op = 0; op < nops; op++) {
+        int ri = (int)rnd(5);
+        root_t *r = &R[ri];
+        box_t outer, b;
+        bool nested;
+        uint32_t kind = rnd(10);
+        snprintf(what, sizeof what, "seed %llu op %d", (unsigned long long)seed, op);
+        if (kind <= 2) { /* kernel */
+            b = random_box(ctx, r, true, &outer, &nested);
+            op_inc(ctx, &b, (int)rnd(NDEV), (float)(1 + rnd(9)));
+            maybe_forget(ctx, &b, &outer, nested);
+        } else if (kind == 3) { /* host write */
+            b = random_box(ctx, r, false, &outer, &nested);
+            op_hostwrite(ctx, &b, (float)(100 * (op % 50)));
+            maybe_forget(ctx, &b, &outer, nested);
+        } else if (kind == 4) { /* fill */
+            b = random_box(ctx, r, true, &outer, &nested);
+            op_fill(ctx, &b, (float)op + 0.5f, random_where());
+            maybe_forget(ctx, &b, &outer, nested);
+        } else if (kind == 5) { /* read a box back (dense and through access) */
+            b = random_box(ctx, r, true, &outer, &nested);
+            size_t n = (size_t)(b.e[0] * b.e[1] * b.e[2]), q = 0, bad = 0;
+            float *got = malloc(n * sizeof(float));
+            if (CHECK_OK(hpl_array_read(ctx, b.h, got, n * sizeof(float))))
+                FOR_BOX(&b)
+            bad += got[q++] != *refp(&b, i, j, k);
+            CHECK(bad == 0, "%s: reading a box of %s: %zu of %zu elements wrong", what, r->name, bad, n);
+            free(got);
+            maybe_forget(ctx, &b, &outer, nested);
+        } else if (kind == 6) { /* host read-write access */
+            b = random_box(ctx, r, false, &outer, &nested);
+            hpl_array_info info;
+            float *p = th_access(ctx, b.h, HPL_READ_WRITE);
+            if (p && CHECK_OK(hpl_array_get_info(ctx, b.h, &info))) {
+                size_t bad = 0;
+                FOR_BOX(&b)
+                {
+                    float *e = &p[i * info.host_stride[0] + j * info.host_stride[1] + k];
+                    bad += *e != *refp(&b, i, j, k);
+                    *refp(&b, i, j, k) = *e = *e + 2.0f;
+                }
+                CHECK(bad == 0, "%s: READ_WRITE access of a box of %s: %zu elements wrong", what, r->name, bad);
+            }
+            maybe_forget(ctx, &b, &outer, nested);
+        } else { /* assignment */
+            root_t *r2 = ri == 0 || ri == 1 ? &R[rnd(2)] : ri == 2 ? r : &R[3 + rnd(2)];
+            hpl_range sr[3], dr[3];
+            box_t src = {0}, dst = {0};
+            bool found = false;
+            for (int attempt = 0; attempt < 20 && !found; attempt++) {
+                for (int k = 0; k < r->nd; k++) {
+                    uint64_t e = 1 + rnd((uint32_t)r->d[k]);
+                    if (rnd(3) == 0)
+                        e = 1 + rnd((uint32_t)(r->d[k] / 2));
+                    sr[k].first = rnd((uint32_t)(r->d[k] - e + 1));
+                    dr[k].first = rnd((uint32_t)(r->d[k] - e + 1));
+                    sr[k].last = sr[k].first + e - 1;
+                    dr[k].last = dr[k].first + e - 1;
+                    src.o[k] = sr[k].first;
+                    dst.o[k] = dr[k].first;
+                    src.e[k] = dst.e[k] = e;
+                }
+                for (int k = r->nd; k < 3; k++)
+                    src.e[k] = dst.e[k] = 1;
+                src.r = r;
+                dst.r = r2;
+                found = !boxes_overlap(&src, &dst);
+            }
+            if (!found)
+                continue;
+            bool whole_src = true, whole_dst = true;
+            for (int k = 0; k < r->nd; k++) {
+                whole_src = whole_src && src.e[k] == r->d[k];
+                whole_dst = whole_dst && dst.e[k] == r2->d[k];
+            }
+            src = whole_src && rnd(2) ? whole(r) : mkbox(ctx, r, sr, NULL);
+            if (whole_dst && rnd(2)) {
+                dst = whole(r2);
+            } else if (rnd(4) == 0) {
+                hpl_range own[3];
+                for (int k = 0; k < r2->nd; k++) {
+                    own[k] = dr[k];
+                    if (dr[k].last - dr[k].first >= 2) {
+                        own[k].first++;
+                        own[k].last--;
+                    }
+                }
+                dst = mkbox(ctx, r2, dr, own);
+            } else {
+                dst = mkbox(ctx, r2, dr, NULL);
+            }
+            if (rnd(3) == 0) {
+                op_add(ctx, &dst, &src, (int)rnd(NDEV), (float)rnd(5));
+            } else {
+                int where = random_where();
+                op_assign(ctx, &dst, &src, where);
+            }
+            if (src.h.id != r->h.id && rnd(3) == 0)
+                CHECK_OK(hpl_array_destroy(ctx, src.h));
+            if (dst.h.id != r2->h.id && rnd(3) == 0)
+                CHECK_OK(hpl_array_destroy(ctx, dst.h));
+        }
+        if (op % 25 == 24)
+            for (int q = 0; q < 5; q++)
+                verify(ctx, &R[q], what);
+    }
+    snprintf(what, sizeof what, "seed %llu, after %d random operations", (unsigned long long)seed, nops);
+    for (int q = 0; q < 5; q++) {
+        verify(ctx, &R[q], what);
+        freeroot(ctx, &R[q]);
+    }
+}
+
 /* ---- 6. a chain -------------------------------------------------------- */
 
 static void chain(hpl_context *ctx)
@@ -819,12 +1059,17 @@ int main(void)
     K[1] = th_kernel(ctx, inc1_src);
     K[2] = th_kernel(ctx, inc2_src);
     K[3] = th_kernel(ctx, inc3_src);
+    KADD[1] = th_kernel(ctx, add1_src);
+    KADD[2] = th_kernel(ctx, add2_src);
+    KADD[3] = th_kernel(ctx, add3_src);
     assignments(ctx);
     stats_where(ctx);
     owned_boxes(ctx);
     typed(ctx);
     errors(ctx);
     chain(ctx);
+    for (uint64_t seed = 1; seed <= 6; seed++)
+        random_ops(ctx, seed * 0x9e3779b97f4a7c15ull, 200);
     CHECK_OK(hpl_finish(ctx));
     return th_finish(ctx);
 }

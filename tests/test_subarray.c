@@ -14,6 +14,10 @@
  *    them; two subarrays of one array in one eval;
  *  - owned boxes: ghost parts written by a kernel are not written; owned boxes
  *    decide overlaps; without owned boxes the later write wins;
+ *  - only a subarray's missing elements move on a host read (hpl_stats);
+ *    subarrays of user storage;
+ *  - zero-copy replicas: views work, nothing moves, and writes outside an
+ *    owned box land (the documented difference);
  *  - errors, each with its code and a message naming the problem. */
 #include "harness.h"
 
@@ -989,7 +993,53 @@ static void lazy_and_user_storage(hpl_context *ctx, hpl_kernel inc2)
     free(mem);
 }
 
-/* ---- 8. errors --------------------------------------------------------- */
+/* ---- 8. zero-copy devices --------------------------------------------- */
+
+/* Two zero-copy replicas work on the one host copy: views behave the same,
+ * nothing moves, and (chapter 4b) a kernel's writes outside its owned box
+ * do land there. */
+static void zero_copy_views(void)
+{
+    hpl_context *ctx = th_context_desc(&(hpl_context_desc){.devices = "cpu:2", .zero_copy = HPL_ZERO_COPY_ON});
+    for (int d = 0; d < hpl_device_count(ctx); d++) {
+        hpl_device_info info;
+        if (CHECK_OK(hpl_device_get_info(ctx, d, &info)))
+            CHECK(info.zero_copy, "device %d: HPL_ZERO_COPY_ON did not make it zero-copy", d);
+    }
+    hpl_kernel inc2 = th_kernel(ctx, inc2_src);
+    static float ref[VR * VC];
+    const uint64_t rd[3] = {VR, VC, 1};
+    init_ref(ref, VR * VC, 95.0f);
+    hpl_array m = th_array(ctx, HPL_FLOAT32, VR, VC, 0);
+    CHECK_OK(hpl_array_write(ctx, m, ref, sizeof ref));
+    CHECK_OK(hpl_stats_reset(ctx));
+    hpl_array rows = sub(ctx, m, HPL_RANGES({4, 9}, HPL_ALL));
+    hpl_array cols = sub(ctx, m, HPL_RANGES(HPL_ALL, {3, 7}));
+    hpl_array g = sub_owned(ctx, m, HPL_RANGES({12, 19}, HPL_ALL), ((const hpl_range[]){{13, 18}, HPL_ALL}));
+    hpl_launch l0 = on(0), l1 = on(1);
+    CHECK_OK(hpl_eval(ctx, inc2, &l0, HPL_ARGS(hpl_arr(rows), hpl_f32(1.0f))));
+    ref_box_apply(ref, 4, 6, 0, VC, 1.0f, 1.0f);
+    CHECK_OK(hpl_eval(ctx, inc2, &l1, HPL_ARGS(hpl_arr(cols), hpl_f32(2.0f))));
+    ref_box_apply(ref, 0, VR, 3, 5, 2.0f, 1.0f);
+    expect_all(ctx, m, ref, VR * VC, "zero-copy: kernels on a row block (dev 0) and a column block (dev 1)");
+    CHECK_OK(hpl_eval(ctx, inc2, &l1, HPL_ARGS(hpl_arr(g), hpl_f32(4.0f))));
+    ref_box_apply(ref, 12, 8, 0, VC, 4.0f, 1.0f); /* ghost rows 12 and 19 too */
+    expect_all(ctx, m, ref, VR * VC, "zero-copy: a kernel's writes outside its owned box land");
+    float v = -1.0f;
+    CHECK_OK(hpl_array_fill(ctx, cols, &v, 0));
+    ref_box_apply(ref, 0, VR, 3, 5, -1.0f, 0.0f);
+    check_view(ctx, rows, ref, rd, U3(4, 0, 0), U3(6, VC, 1), "zero-copy: row block after a column fill");
+    hpl_stats st;
+    if (CHECK_OK(hpl_stats_get(ctx, &st)))
+        CHECK(st.total.to_host_bytes == 0 && st.total.to_device_bytes == 0,
+              "zero-copy devices moved %llu bytes to the host and %llu to devices",
+              (unsigned long long)st.total.to_host_bytes, (unsigned long long)st.total.to_device_bytes);
+    CHECK_OK(hpl_array_destroy(ctx, m));
+    CHECK_OK(hpl_kernel_destroy(ctx, inc2));
+    hpl_context_destroy(ctx);
+}
+
+/* ---- 9. errors --------------------------------------------------------- */
 
 static void errors(hpl_context *ctx, hpl_kernel inc2)
 {
@@ -1110,6 +1160,7 @@ int main(void)
     owned(ctx, inc2, set2);
     lazy_and_user_storage(ctx, inc2);
     errors(ctx, inc2);
+    zero_copy_views();
     CHECK_OK(hpl_finish(ctx));
     return th_finish(ctx);
 }
