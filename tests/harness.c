@@ -96,6 +96,14 @@ hpl_context *th_context_desc(const hpl_context_desc *base)
         desc = *base;
     if (!desc.devices)
         desc.devices = "cpu";
+    /* TH_DEVICE_KIND=gpu runs the suite on a GPU machine: "cpu:2" becomes
+     * "gpu:2" (the GPU opened as two logical devices). */
+    const char *kind = getenv("TH_DEVICE_KIND");
+    char spec[64];
+    if (kind && *kind && !strncmp(desc.devices, "cpu", 3)) {
+        snprintf(spec, sizeof spec, "%s%s", kind, desc.devices + 3);
+        desc.devices = spec;
+    }
     th_prepare_desc(&desc);
     hpl_context *ctx = NULL;
     int r = hpl_context_create(&desc, &ctx);

@@ -17,6 +17,8 @@
  * validation message always fails the test.
  *
  * The checks and counters are thread-safe: tests may CHECK from any thread.
+ * TH_DEVICE_KIND=gpu rewrites device strings "cpu..." to "gpu..." (to run
+ * the suite on a GPU machine without Lavapipe).
  * TH_VERBOSE=1 in the environment prints every expected failure's message
  * (to review what the library says).
  */
