@@ -20,6 +20,8 @@
  *            or HPL_WHERE_LAST_USED
  *   fill     hpl_array_fill(v, c, where)
  *   wait     hpl_array_wait;  finish: hpl_finish
+ *   recreate hpl_array_destroy of a root (its subarrays go with it), then a
+ *            new root of the same shape (zeros, or new user storage)
  * on 3 or 4 logical devices ("cpu:3"/"cpu:4", zero copy off) with a tiny
  * device memory limit, so that buffers are evicted all the time. At the end
  * every root is read back and compared.
@@ -39,6 +41,7 @@
  *   HPLVK_DIFF_ONLY=i,j,..  run only these operations of the program (what
  *                         shrinking prints)
  * Validation follows HPLVK_VALIDATION (on under ctest, off in the long run).
+ * TH_DEVICE_KIND=gpu opens "gpu:3"/"gpu:4" instead (as the harness does).
  *
  * Every run of the program is a child process (fork), watched by the parent:
  * a crash, or no progress for a while (a hang: the child is killed), is a
@@ -136,7 +139,8 @@ typedef struct view_def {
     bool ghost; /* owned box smaller than the box */
 } view_def;
 
-enum op_kind { OP_SUB, OP_DESTROY, OP_READ, OP_WRITE, OP_ADD, OP_ADD2, OP_ASSIGN, OP_FILL, OP_WAIT, OP_FINISH };
+enum op_kind { OP_SUB, OP_DESTROY, OP_READ, OP_WRITE, OP_ADD, OP_ADD2, OP_ASSIGN, OP_FILL, OP_WAIT, OP_FINISH, OP_RECREATE };
+#define GEN_PARTITION 100 /* generator only: a stencil-like pattern of subs, adds and a read */
 
 typedef struct op {
     uint8_t kind, mode;
@@ -149,7 +153,7 @@ typedef struct op {
 typedef struct prog {
     uint64_t seed;
     int ndev;
-    char devices[16];
+    char devices[24];
     uint64_t limit;
     int nroots;
     root_def roots[MAX_ROOTS];
@@ -327,6 +331,17 @@ static void fmt_op(const prog *p, const op *o, char *buf, size_t n)
         break;
     case OP_WAIT: snprintf(buf, n, "hpl_array_wait(v%d)", o->a); break;
     case OP_FINISH: snprintf(buf, n, "hpl_finish()"); break;
+    case OP_RECREATE:
+        if (p->roots[o->a].user)
+            snprintf(buf, n,
+                     "hpl_array_destroy(r%d) (its subarrays with it), then a new r%d of the same shape on new user "
+                     "storage initialised to (hash(%u, i) %% 201) - 100",
+                     o->a, o->a, o->seed);
+        else
+            snprintf(buf, n,
+                     "hpl_array_destroy(r%d) (its subarrays with it), then a new r%d of the same shape (zeros)", o->a,
+                     o->a);
+        break;
     default: snprintf(buf, n, "?"); break;
     }
 }
@@ -381,15 +396,22 @@ static int new_view_slot(gen *g)
 
 /* Registers the view just filled in at slot p->nviews (parent, ranges, owned
  * set) unless a live one is the same; emits its OP_SUB. -1 when a duplicate. */
+static int find_same(gen *g, const view_def *v)
+{
+    for (int i = 0; i < g->nsubs; i++)
+        if (views_same(&g->p->views[g->subs[i]], v))
+            return g->subs[i];
+    return -1;
+}
+
 static int commit_view(gen *g)
 {
     prog *p = g->p;
     int id = p->nviews;
     view_def *v = &p->views[id];
     view_derive(p, v);
-    for (int i = 0; i < g->nsubs; i++)
-        if (views_same(&p->views[g->subs[i]], v))
-            return -1;
+    if (find_same(g, v) >= 0)
+        return -1;
     p->nviews++;
     g->live[id] = true;
     g->children[v->parent]++;
@@ -456,7 +478,7 @@ static int pick_view(gen *g)
 static int find_partner(gen *g, int vid)
 {
     prog *p = g->p;
-    const view_def *v = &p->views[vid];
+    const view_def vcopy = p->views[vid], *v = &vcopy; /* new_view_slot may move p->views */
     int cand[64], nc = 0;
     for (int i = -p->nroots; i < g->nsubs && nc < 64; i++) {
         int w = i < 0 ? i + p->nroots : g->subs[i];
@@ -518,6 +540,47 @@ static int find_partner(gen *g, int vid)
             return made;
     }
     return nc > 0 ? cand[below(&g->r, (uint64_t)nc)] : -1;
+}
+
+/* The stencil pattern owned boxes are made for: root r split along
+ * dimension 0 into one slab per device, each a subarray with a halo of one
+ * row on each side (the ghost part, owned by the neighbours) and its slab as
+ * owned box; then rounds of x += c on every slab, slab k on device
+ * (k + round) % ndev, and a read. */
+static void gen_partition(gen *g)
+{
+    prog *p = g->p;
+    int r = (int)below(&g->r, (uint64_t)p->nroots);
+    const root_def *rd = &p->roots[r];
+    int parts = p->ndev < (int)rd->dims[0] ? p->ndev : (int)rd->dims[0];
+    if (parts < 2)
+        return;
+    int ids[8];
+    for (int k = 0; k < parts; k++) {
+        uint64_t lo = rd->dims[0] * (uint64_t)k / (uint64_t)parts;
+        uint64_t hi = rd->dims[0] * (uint64_t)(k + 1) / (uint64_t)parts - 1;
+        int id = new_view_slot(g);
+        view_def *v = &p->views[id];
+        v->parent = r;
+        v->ndims = rd->ndims;
+        v->has_owned = true;
+        v->ranges[0] = (hpl_range){lo > 0 ? lo - 1 : 0, hi + 1 < rd->dims[0] ? hi + 1 : HPL_END};
+        v->owned[0] = (hpl_range){lo, hi};
+        for (int d = 1; d < rd->ndims; d++) {
+            v->ranges[d] = (hpl_range){0, HPL_END};
+            v->owned[d] = (hpl_range){0, rd->dims[d] - 1};
+        }
+        view_derive(p, v);
+        int same = find_same(g, v);
+        ids[k] = same >= 0 ? same : commit_view(g);
+    }
+    int rounds = 1 + (int)below(&g->r, 3);
+    for (int round = 0; round < rounds; round++)
+        for (int k = 0; k < parts; k++)
+            emit(g, (op){.kind = OP_ADD, .a = ids[k], .b = -1, .where = (k + round) % p->ndev,
+                         .c = (int32_t)between(&g->r, -9, 9)});
+    emit(g, (op){.kind = OP_READ, .a = below(&g->r, 2) ? r : ids[below(&g->r, (uint64_t)parts)], .b = -1,
+                 .mode = (uint8_t)below(&g->r, 2)});
 }
 
 static int random_where(gen *g, bool host_choices)
@@ -592,7 +655,9 @@ static void generate(prog *p, uint64_t seed, int nops)
     gen g = {.p = p, .r = {seed}};
     p->seed = seed;
     p->ndev = 3 + (int)below(&g.r, 2);
-    snprintf(p->devices, sizeof p->devices, "cpu:%d", p->ndev);
+    /* TH_DEVICE_KIND=gpu (as in the harness): the GPU as ndev logical devices. */
+    const char *kind = getenv("TH_DEVICE_KIND");
+    snprintf(p->devices, sizeof p->devices, "%.8s:%d", kind && *kind ? kind : "cpu", p->ndev);
     p->cap_views = 256;
     p->views = xcalloc((size_t)p->cap_views, sizeof(view_def));
     g.live = xcalloc((size_t)p->cap_views, sizeof(bool));
@@ -617,7 +682,8 @@ static void generate(prog *p, uint64_t seed, int nops)
     static const struct {
         int kind, weight;
     } mix[] = {{OP_READ, 20}, {OP_WRITE, 8}, {OP_ADD, 24}, {OP_ADD2, 16}, {OP_ASSIGN, 12},
-               {OP_FILL, 8},  {OP_SUB, 6},   {OP_DESTROY, 4}, {OP_WAIT, 1}, {OP_FINISH, 1}};
+               {OP_FILL, 8},  {OP_SUB, 6},   {OP_DESTROY, 4}, {OP_WAIT, 1}, {OP_FINISH, 1}, {OP_RECREATE, 1},
+               {GEN_PARTITION, 1}};
     int total = 0;
     for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++)
         total += mix[i].weight;
@@ -639,6 +705,10 @@ static void generate(prog *p, uint64_t seed, int nops)
             kind = OP_DESTROY;
         op o = {.kind = (uint8_t)kind, .a = -1, .b = -1};
         switch (kind) {
+        case GEN_PARTITION:
+            if (g.nsubs < MAX_LIVE_SUBS)
+                gen_partition(&g);
+            break;
         case OP_SUB: gen_random_sub(&g); break;
         case OP_DESTROY: {
             /* A subarray without live children. */
@@ -700,6 +770,28 @@ static void generate(prog *p, uint64_t seed, int nops)
             emit(&g, o);
             break;
         case OP_FINISH: emit(&g, o); break;
+        case OP_RECREATE: {
+            /* Only now and then: with 1% the roots would rarely hold data
+             * written long ago. */
+            if (below(&g.r, 3) != 0)
+                break;
+            int r = (int)below(&g.r, (uint64_t)p->nroots);
+            o.a = r;
+            o.seed = (uint32_t)splitmix(&g.r.s);
+            emit(&g, o);
+            for (int i = 0; i < g.nsubs;) {
+                int vid = g.subs[i];
+                if (p->views[vid].root == r) {
+                    g.live[vid] = false;
+                    g.children[vid] = 0;
+                    g.subs[i] = g.subs[--g.nsubs];
+                } else {
+                    i++;
+                }
+            }
+            g.children[r] = 0;
+            break;
+        }
         }
     }
     free(g.live);
@@ -893,6 +985,48 @@ static hpl_arg scalar(hpl_type t, int32_t c)
     return t == HPL_FLOAT32 ? hpl_f32((float)c) : hpl_i32(c);
 }
 
+/* Creates root r (its model too): zeros, or user storage initialised from
+ * `init`. */
+static bool create_root(exec *e, int pos, int r, uint32_t init)
+{
+    const root_def *rd = &e->p->roots[r];
+    memset(e->model[r], 0, rd->count * sizeof(int32_t));
+    if (rd->user) {
+        size_t bytes = (rd->count * 4 + 4095) / 4096 * 4096;
+        e->user[r] = aligned_alloc(4096, bytes);
+        if (!e->user[r]) {
+            fprintf(stderr, "FATAL: out of host memory\n");
+            exit(1);
+        }
+        for (uint64_t i = 0; i < rd->count; i++) {
+            int32_t v = (int32_t)(hash2(init, (uint32_t)i) % 201) - 100;
+            e->model[r][i] = v;
+            put(rd->type, e->user[r], i, v);
+        }
+    }
+    char name[16];
+    snprintf(name, sizeof name, "r%d", r);
+    hpl_array_desc ad = {.type = rd->type, .host = e->user[r], .name = name};
+    for (int d = 0; d < rd->ndims; d++)
+        ad.dims[d] = rd->dims[d];
+    if (!API(e, pos, hpl_array_create(e->ctx, &ad, &e->h[r])))
+        return false;
+    hpl_array_info info;
+    if (!API(e, pos, hpl_array_get_info(e->ctx, e->h[r], &info)))
+        return false;
+    uint64_t want_hs[3] = {rd->dims[1] * rd->dims[2], rd->dims[2], 1};
+    bool ok = !info.is_subarray && info.root.id == e->h[r].id && info.ndims == rd->ndims && info.count == rd->count;
+    for (int d = 0; d < rd->ndims; d++)
+        ok = ok && info.dims[d] == rd->dims[d] && info.host_stride[d] == want_hs[d];
+    if (!ok) {
+        failf(e, pos, "hpl_array_get_info(r%d) disagrees with its description", r);
+        return false;
+    }
+    memcpy(e->hs[r], info.host_stride, sizeof info.host_stride);
+    e->live[r] = true;
+    return true;
+}
+
 static bool setup(exec *e, const prog *p)
 {
     hpl_context_desc desc = {.devices = p->devices,
@@ -919,35 +1053,11 @@ static bool setup(exec *e, const prog *p)
             }
     uint64_t maxc = 1;
     for (int r = 0; r < p->nroots; r++) {
-        const root_def *rd = &p->roots[r];
-        if (rd->count > maxc)
-            maxc = rd->count;
-        e->model[r] = xcalloc(rd->count, sizeof(int32_t));
-        if (rd->user) {
-            size_t bytes = (rd->count * 4 + 4095) / 4096 * 4096;
-            e->user[r] = aligned_alloc(4096, bytes);
-            if (!e->user[r]) {
-                fprintf(stderr, "FATAL: out of host memory\n");
-                exit(1);
-            }
-            for (uint64_t i = 0; i < rd->count; i++) {
-                int32_t v = (int32_t)(hash2(rd->init, (uint32_t)i) % 201) - 100;
-                e->model[r][i] = v;
-                put(rd->type, e->user[r], i, v);
-            }
-        }
-        char name[16];
-        snprintf(name, sizeof name, "r%d", r);
-        hpl_array_desc ad = {.type = rd->type, .host = e->user[r], .name = name};
-        for (int d = 0; d < rd->ndims; d++)
-            ad.dims[d] = rd->dims[d];
-        if (!API(e, -1, hpl_array_create(e->ctx, &ad, &e->h[r])))
+        if (p->roots[r].count > maxc)
+            maxc = p->roots[r].count;
+        e->model[r] = xcalloc(p->roots[r].count, sizeof(int32_t));
+        if (!create_root(e, -1, r, p->roots[r].init))
             return false;
-        hpl_array_info info;
-        if (!API(e, -1, hpl_array_get_info(e->ctx, e->h[r], &info)))
-            return false;
-        memcpy(e->hs[r], info.host_stride, sizeof info.host_stride);
-        e->live[r] = true;
     }
     e->buf = xcalloc(maxc, sizeof(int32_t));
     return true;
@@ -1140,6 +1250,29 @@ static void exec_op(exec *e, int pos, const op *o)
     }
     case OP_WAIT: API(e, pos, hpl_array_wait(ctx, h)); break;
     case OP_FINISH: API(e, pos, hpl_finish(ctx)); break;
+    case OP_RECREATE: {
+        if (!API(e, pos, hpl_array_destroy(ctx, h)))
+            return;
+        /* Its subarrays went with it. */
+        for (int i = 0; i < e->nlsubs;) {
+            int vid = e->lsubs[i];
+            if (p->views[vid].root == o->a) {
+                e->live[vid] = false;
+                e->children[vid] = 0;
+                int last = e->lsubs[--e->nlsubs];
+                e->lsubs[i] = last;
+                e->lpos[last] = i;
+            } else {
+                i++;
+            }
+        }
+        e->children[o->a] = 0;
+        e->live[o->a] = false;
+        free(e->user[o->a]); /* hpl_array_destroy returned: the storage is ours again */
+        e->user[o->a] = NULL;
+        create_root(e, pos, o->a, o->seed);
+        break;
+    }
     }
 }
 
@@ -1465,7 +1598,7 @@ int main(int argc, char **argv)
     bool verbose = vb && *vb && *vb != '0';
 
     uint64_t bytes = 0;
-    int kinds[OP_FINISH + 1] = {0};
+    int kinds[OP_RECREATE + 1] = {0};
     for (int r = 0; r < p.nroots; r++)
         bytes += p.roots[r].count * 4;
     for (int i = 0; i < p.nops; i++)
@@ -1473,9 +1606,10 @@ int main(int argc, char **argv)
     th_note("seed %" PRIu64 ": %d operations on \"%s\", %d roots (%" PRIu64 " bytes), %d subarrays, device memory "
             "limit %" PRIu64 " bytes",
             seed, p.nops, p.devices, p.nroots, bytes, p.nviews - p.nroots, p.limit);
-    th_note("mix: %d sub, %d destroy, %d read, %d write, %d add, %d add2, %d assign, %d fill, %d wait, %d finish",
+    th_note("mix: %d sub, %d destroy, %d read, %d write, %d add, %d add2, %d assign, %d fill, %d wait, %d finish, "
+            "%d recreate",
             kinds[OP_SUB], kinds[OP_DESTROY], kinds[OP_READ], kinds[OP_WRITE], kinds[OP_ADD], kinds[OP_ADD2],
-            kinds[OP_ASSIGN], kinds[OP_FILL], kinds[OP_WAIT], kinds[OP_FINISH]);
+            kinds[OP_ASSIGN], kinds[OP_FILL], kinds[OP_WAIT], kinds[OP_FINISH], kinds[OP_RECREATE]);
 
     /* HPLVK_DIFF_ONLY=i,j,...: run only those operations of the program (a
      * shrunk sequence), in that order. */
@@ -1525,6 +1659,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "seed=%" PRIu64 " (rerun: test_differential %d %" PRIu64 ")\n", seed, nops, seed);
     } else {
         CHECK(true, "no mismatch");
+        /* The limit holds: no device ever held more array storage. */
+        for (int d = 0; e.have_stats && d < e.stats.device_count && d < 16; d++)
+            CHECK(e.stats.device[d].peak_bytes <= p.limit,
+                  "device %d held up to %" PRIu64 " bytes of arrays, over its %" PRIu64 "-byte limit", d,
+                  e.stats.device[d].peak_bytes, p.limit);
+        CHECK(e.have_stats && e.stats.device_count == p.ndev, "hpl_stats_get: device_count %d, want %d",
+              e.have_stats ? e.stats.device_count : -1, p.ndev);
         if (nops >= 20000)
             CHECK(e.have_stats && e.stats.total.evictions > 0,
                   "no buffer was evicted in %d operations with a %" PRIu64 "-byte device memory limit", nops, p.limit);
