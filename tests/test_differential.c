@@ -161,6 +161,7 @@ typedef struct prog {
     int nviews, cap_views;
     op *ops;
     int nops, cap_ops;
+    int requested; /* the operation count asked for (nops may pass it by one) */
 } prog;
 
 static void *xcalloc(size_t n, size_t size)
@@ -654,6 +655,7 @@ static void generate(prog *p, uint64_t seed, int nops)
     memset(p, 0, sizeof *p);
     gen g = {.p = p, .r = {seed}};
     p->seed = seed;
+    p->requested = nops;
     p->ndev = 3 + (int)below(&g.r, 2);
     /* TH_DEVICE_KIND=gpu (as in the harness): the GPU as ndev logical devices. */
     const char *kind = getenv("TH_DEVICE_KIND");
@@ -1458,11 +1460,17 @@ static void print_sequence(const prog *p, const int *seq, int n)
     }
     fprintf(stderr, "  context: devices \"%s\", zero_copy OFF, device_memory_limit %" PRIu64 " bytes; roots:\n",
             p->devices, p->limit);
+    int unused = 0;
     for (int r = 0; r < p->nroots; r++) {
         char line[256];
         fmt_root(p, r, line, sizeof line);
-        fprintf(stderr, "    %s%s\n", line, used[r] ? "" : " (unused)");
+        if (used[r])
+            fprintf(stderr, "    %s\n", line);
+        else
+            unused++;
     }
+    if (unused)
+        fprintf(stderr, "    (and %d roots the sequence does not use: created, read back at the end)\n", unused);
     for (int i = 0; i < n; i++) {
         char line[512];
         fmt_op(p, &p->ops[seq[i]], line, sizeof line);
@@ -1472,6 +1480,67 @@ static void print_sequence(const prog *p, const int *seq, int n)
     free(used);
 }
 
+/* Removes from seq the operations a run would skip (on views the sequence
+ * never creates, or destroyed; creations of a view already there; destroys
+ * of views with children), exactly as exec_op decides. Returns the new
+ * length. */
+static int prune(const prog *p, int *seq, int n)
+{
+    bool *live = xcalloc((size_t)p->nviews, sizeof(bool));
+    int *children = xcalloc((size_t)p->nviews, sizeof(int));
+    int *lsubs = xcalloc((size_t)p->nviews, sizeof(int)), nl = 0;
+    for (int r = 0; r < p->nroots; r++)
+        live[r] = true;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const op *o = &p->ops[seq[i]];
+        bool keep = true;
+        if (o->kind == OP_SUB) {
+            const view_def *v = &p->views[o->a];
+            keep = live[v->parent] && !live[o->a];
+            for (int j = 0; keep && j < nl; j++)
+                if (views_same(&p->views[lsubs[j]], v))
+                    keep = false;
+            if (keep) {
+                live[o->a] = true;
+                children[v->parent]++;
+                lsubs[nl++] = o->a;
+            }
+        } else if ((o->a >= 0 && !live[o->a]) || (o->b >= 0 && !live[o->b])) {
+            keep = false;
+        } else if (o->kind == OP_DESTROY) {
+            keep = children[o->a] == 0;
+            if (keep) {
+                live[o->a] = false;
+                children[p->views[o->a].parent]--;
+            }
+        } else if (o->kind == OP_RECREATE) {
+            for (int j = 0; j < nl;) {
+                if (p->views[lsubs[j]].root == o->a) {
+                    live[lsubs[j]] = false;
+                    children[lsubs[j]] = 0;
+                    lsubs[j] = lsubs[--nl];
+                } else {
+                    j++;
+                }
+            }
+            children[o->a] = 0;
+        }
+        if (o->kind == OP_DESTROY && keep)
+            for (int j = 0; j < nl; j++)
+                if (lsubs[j] == o->a) {
+                    lsubs[j] = lsubs[--nl];
+                    break;
+                }
+        if (keep)
+            seq[m++] = seq[i];
+    }
+    free(live);
+    free(children);
+    free(lsubs);
+    return m;
+}
+
 static void shrink(const prog *p, const int *seq, int nseq, int fail_len, double budget)
 {
     double end = th_now() + budget;
@@ -1479,9 +1548,10 @@ static void shrink(const prog *p, const int *seq, int nseq, int fail_len, double
     int *cand = xcalloc((size_t)nseq, sizeof(int));
     memcpy(cur, seq, sizeof(int) * (size_t)nseq);
     int n = fail_len;
-    fprintf(stderr, "shrinking (at most %.0f s): replaying subsets of the first %d operations...\n", budget, n);
-    /* Reproduce it first; a failure that needs several tries (timing) makes
-     * every candidate replay up to 3 times. */
+    fprintf(stderr, "shrinking (at most %.0f s): replaying subsequences of the first %d operations...\n", budget, n);
+    /* Reproduce it first: the prefix up to the failing operation, else the
+     * whole sequence. Then two more tries: a failure that does not come
+     * every time (timing) gives every candidate up to 4 tries. */
     int r = 0, attempts = 0;
     for (; attempts < 6 && !r && th_now() < end; attempts++)
         r = try_seq(p, cur, attempts < 4 ? n : nseq);
@@ -1491,12 +1561,18 @@ static void shrink(const prog *p, const int *seq, int nseq, int fail_len, double
         free(cand);
         return;
     }
-    if (attempts > 1) {
-        replay_tries = 3;
-        fprintf(stderr, "shrinking: reproduced at the %d%s try: intermittent, every candidate gets up to %d tries\n",
-                attempts, attempts == 2 ? "nd" : attempts == 3 ? "rd" : "th", replay_tries);
-    }
     n = r;
+    int again = 0;
+    for (int t = 0; t < 2 && th_now() < end; t++)
+        again += try_seq(p, cur, n) > 0;
+    if (attempts > 1 || again < 2) {
+        replay_tries = 4;
+        fprintf(stderr,
+                "shrinking: intermittent (reproduced at try %d, then %d of 2 times): every candidate gets up to %d "
+                "tries\n",
+                attempts, again, replay_tries);
+    }
+    n = prune(p, cur, n);
     /* Cheap first try: without the operations that change nothing (reads,
      * waits) except the last one. */
     {
@@ -1508,10 +1584,11 @@ static void shrink(const prog *p, const int *seq, int nseq, int fail_len, double
         }
         if (m < n && th_now() < end && (r = try_seq(p, cand, m)) > 0) {
             memcpy(cur, cand, sizeof(int) * (size_t)r);
-            n = r;
+            n = prune(p, cur, r);
         }
     }
-    /* ddmin on complements. */
+    /* ddmin on complements: remove one of `gran` chunks; keep the removal
+     * when the failure persists; else smaller chunks. */
     int gran = 2;
     while (n >= 2 && th_now() < end) {
         int chunk = (n + gran - 1) / gran;
@@ -1521,12 +1598,13 @@ static void shrink(const prog *p, const int *seq, int nseq, int fail_len, double
             for (int i = 0; i < n; i++)
                 if (i < start || i >= start + chunk)
                     cand[m++] = cur[i];
-            if (m == 0)
+            m = prune(p, cand, m);
+            if (m == 0 || m == n)
                 continue;
             r = try_seq(p, cand, m);
             if (r > 0) {
                 memcpy(cur, cand, sizeof(int) * (size_t)r);
-                n = r;
+                n = prune(p, cur, r);
                 gran = gran > 2 ? gran - 1 : 2;
                 reduced = true;
                 break;
@@ -1541,21 +1619,24 @@ static void shrink(const prog *p, const int *seq, int nseq, int fail_len, double
     bool done = th_now() < end;
     fprintf(stderr, "shrinking: %d replays; %s failing sequence: %d operation(s) (of %d)%s\n", replays,
             done ? "1-minimal" : "shortest", n, nseq, done ? "" : " -- time budget spent");
-    outcome e;
-    bool failed = false;
-    for (int t = 0; t < replay_tries + 2 && !failed; t++)
-        failed = run(p, cur, n, false, true, false, replay_stall_s, &e);
-    if (failed)
-        fprintf(stderr, "  it fails with: %s%s\n", e.fail_pos >= n ? "[after the last operation] " : "", e.msg);
+    outcome e, first;
+    memset(&first, 0, sizeof first);
+    int fails = 0, tries = replay_tries > 1 ? 5 : 1;
+    for (int t = 0; t < tries; t++)
+        if (run(p, cur, n, false, true, false, replay_stall_s, &e) && fails++ == 0)
+            first = e;
+    if (fails)
+        fprintf(stderr, "  it fails (%d of %d replays) with: %s%s\n", fails, tries,
+                first.fail_pos >= n ? "[after the last operation] " : "", first.msg);
     else
-        fprintf(stderr, "  (its last replays passed: the failure is intermittent)\n");
+        fprintf(stderr, "  (its last %d replays passed: the failure is intermittent)\n", tries);
     print_sequence(p, cur, n);
     if (n <= 400) {
         fprintf(stderr, "  replay it alone: HPLVK_DIFF_ONLY=");
         for (int i = 0; i < n; i++)
             fprintf(stderr, "%s%d", i ? "," : "", cur[i]);
         fprintf(stderr, " test_differential %d %" PRIu64 "  (HPLVK_DIFF_VERBOSE=1 prints each operation)\n",
-                p->nops, p->seed);
+                p->requested, p->seed);
     }
     free(cur);
     free(cand);
