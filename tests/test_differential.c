@@ -1097,8 +1097,9 @@ static bool check_info(exec *e, int pos, int vid)
     return true;
 }
 
-/* Model: dst's owned box = f(src's corresponding element) (src may be NULL:
- * the constant). */
+/* Model of a write through dst: its owned box only. Each owned element
+ * becomes src's corresponding element + c (src a view), c (src -1), or
+ * itself + c (src -2, in place). */
 static void model_write_owned(exec *e, int dst, int src, int32_t c)
 {
     const prog *p = e->p;
