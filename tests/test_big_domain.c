@@ -79,8 +79,18 @@ int main(void)
      * only, each just past the limit (Lavapipe under AddressSanitizer costs
      * ~50 us per work group). Local sizes not dividing the domain: the last
      * group is partly masked. */
-    /* 1-D: one group past the limit along x. */
-    run(ctx, k, m0 * 4 + 1, 0, 0, 4, 1, 1);
+    /* 1-D: one group past the limit along x. Where that limit times the
+     * local size passes 2^32-1 (NVIDIA: 2^31-1 groups), no domain can exceed
+     * it: the library refuses such a domain instead. */
+    if (m0 * 4 + 1 <= UINT32_MAX) {
+        run(ctx, k, m0 * 4 + 1, 0, 0, 4, 1, 1);
+    } else {
+        hpl_array a = th_array(ctx, HPL_UINT32, SLOTS, 0, 0);
+        CHECK_FAILS(hpl_eval(ctx, k, &(hpl_launch){.global = {m0 * 4 + 1}, .local = {4, 1, 1}},
+                             HPL_ARGS(hpl_arr(a), hpl_arr(a), hpl_arr(a), hpl_arr(a))),
+                    HPL_ERROR_TOO_LARGE, "exceeds 2^32-1");
+        CHECK_OK(hpl_array_destroy(ctx, a));
+    }
     /* 2-D: past the limit along y (x covered by one group). */
     run(ctx, k, 3, m1 * 2 + 1, 0, 3, 2, 1);
     /* 3-D: past the limit along z (x and y covered by one group). */
