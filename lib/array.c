@@ -665,24 +665,27 @@ int hpl_array_access(hpl_context *ctx, hpl_array handle, hpl_access mode, void *
     return rc;
 }
 
+typedef struct host_copy {
+    uint8_t *src, *dst;
+    size_t esize;
+} host_copy;
+
+static void copy_run(void *user, uint64_t from, uint64_t to, uint64_t count)
+{
+    host_copy *c = user;
+    memcpy(c->dst + to * c->esize, c->src + from * c->esize, count * c->esize);
+}
+
 /* Copies `part` of view a between the root's host storage and a dense
- * buffer holding the whole view, row by row. */
+ * buffer holding the whole view. */
 static void copy_dense(const hpl__array *a, const hpl__box *part, uint8_t *dense, bool to_host)
 {
+    static const int64_t no_shift[3] = {0, 0, 0};
     const hpl__box *whole = &a->root->coherence.whole;
-    size_t esize = hpl_type_size(a->type);
-    size_t row = (size_t)(part->hi[2] - part->lo[2]) * esize;
-    for (uint64_t i = part->lo[0]; i < part->hi[0]; i++) {
-        for (uint64_t j = part->lo[1]; j < part->hi[1]; j++) {
-            uint64_t at[3] = {i, j, part->lo[2]};
-            uint8_t *h = a->root->host + hpl__box_offset(whole, at) * esize;
-            uint8_t *d = dense + hpl__box_offset(&a->box, at) * esize;
-            if (to_host)
-                memcpy(h, d, row);
-            else
-                memcpy(d, h, row);
-        }
-    }
+    host_copy c = {.esize = hpl_type_size(a->type)};
+    c.src = to_host ? dense : a->root->host;
+    c.dst = to_host ? a->root->host : dense;
+    hpl__box_runs(part, to_host ? &a->box : whole, to_host ? whole : &a->box, no_shift, copy_run, &c);
 }
 
 static int copy_host(hpl_context *ctx, hpl_array handle, void *dst, const void *src, size_t bytes, const char *fn)

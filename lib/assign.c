@@ -19,18 +19,27 @@ static int where_of(hpl_context *ctx, const hpl__array *a, int where, int *out)
 
 /* ---- fill ------------------------------------------------------------- */
 
+typedef struct fill_job {
+    uint8_t *host;
+    const void *value;
+    size_t esize;
+} fill_job;
+
+static void fill_run(void *user, uint64_t from, uint64_t to, uint64_t count)
+{
+    (void)from;
+    fill_job *j = user;
+    uint8_t *p = j->host + to * j->esize;
+    for (uint64_t k = 0; k < count; k++)
+        memcpy(p + k * j->esize, j->value, j->esize);
+}
+
 static void fill_host(hpl__array *a, const void *value)
 {
-    const hpl__box *whole = &a->root->coherence.whole, *b = &a->owned;
-    size_t esize = hpl_type_size(a->type);
-    for (uint64_t i = b->lo[0]; i < b->hi[0]; i++) {
-        for (uint64_t j = b->lo[1]; j < b->hi[1]; j++) {
-            uint64_t at[3] = {i, j, b->lo[2]};
-            uint8_t *row = a->root->host + hpl__box_offset(whole, at) * esize;
-            for (uint64_t k = 0; k < b->hi[2] - b->lo[2]; k++)
-                memcpy(row + k * esize, value, esize);
-        }
-    }
+    static const int64_t no_shift[3] = {0, 0, 0};
+    const hpl__box *whole = &a->root->coherence.whole;
+    fill_job j = {.host = a->root->host, .value = value, .esize = hpl_type_size(a->type)};
+    hpl__box_runs(&a->owned, whole, whole, no_shift, fill_run, &j);
 }
 
 static int fill_locked(hpl_context *ctx, hpl_array handle, const void *value, int where)
@@ -95,20 +104,24 @@ static void shift_of(const hpl__array *dst, const hpl__array *src, int64_t shift
         shift[i] = (int64_t)src->box.lo[i] - (int64_t)dst->box.lo[i];
 }
 
+typedef struct copy_job {
+    const uint8_t *src;
+    uint8_t *dst;
+    size_t esize;
+} copy_job;
+
+static void copy_run(void *user, uint64_t from, uint64_t to, uint64_t count)
+{
+    copy_job *j = user;
+    memcpy(j->dst + to * j->esize, j->src + from * j->esize, count * j->esize);
+}
+
 static void assign_host(hpl__array *dst, hpl__array *src)
 {
-    const hpl__box *b = &dst->owned;
-    size_t esize = hpl_type_size(dst->type), row = (size_t)(b->hi[2] - b->lo[2]) * esize;
     int64_t shift[3];
     shift_of(dst, src, shift);
-    for (uint64_t i = b->lo[0]; i < b->hi[0]; i++) {
-        for (uint64_t j = b->lo[1]; j < b->hi[1]; j++) {
-            uint64_t at[3] = {i, j, b->lo[2]};
-            uint64_t from[3] = {i + (uint64_t)shift[0], j + (uint64_t)shift[1], b->lo[2] + (uint64_t)shift[2]};
-            memcpy(dst->root->host + hpl__box_offset(&dst->root->coherence.whole, at) * esize,
-                   src->root->host + hpl__box_offset(&src->root->coherence.whole, from) * esize, row);
-        }
-    }
+    copy_job j = {.src = src->root->host, .dst = dst->root->host, .esize = hpl_type_size(dst->type)};
+    hpl__box_runs(&dst->owned, &src->root->coherence.whole, &dst->root->coherence.whole, shift, copy_run, &j);
 }
 
 static int assign_on_host(hpl_context *ctx, hpl_array dst_handle, hpl_array src_handle)

@@ -278,6 +278,13 @@ hpl__layout hpl__layout_of(hpl__array *root, int slot, int device);
  * element x of dst takes element x + shift of src. */
 void hpl__record_copy(VkCommandBuffer cb, const hpl__array *root, const hpl__region *region, const hpl__layout *src,
                       const hpl__layout *dst, const int64_t shift[3]);
+/* Calls fn for each run of contiguous elements of box x (destination
+ * coordinates) between a source and a destination holding boxes src and dst
+ * dense row-major; element e of dst takes e + shift of src. Offsets in
+ * elements from each box's first element. Whole rows or planes make one run. */
+typedef void (*hpl__run_fn)(void *user, uint64_t src_offset, uint64_t dst_offset, uint64_t count);
+void hpl__box_runs(const hpl__box *x, const hpl__box *src, const hpl__box *dst, const int64_t shift[3],
+                   hpl__run_fn fn, void *user);
 /* Copies t's region from a device memory to the host storage as its own
  * submission on that device, and records it. */
 int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *t);

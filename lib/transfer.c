@@ -53,35 +53,45 @@ static uint64_t extent(const hpl__box *b, int d)
     return b->hi[d] - b->lo[d];
 }
 
-/* Adds box x (destination coordinates) as runs: one run when x spans whole
- * planes of both layouts, one per plane when it spans whole rows, else one
- * per row. */
-static void add_box(copy_batch *b, const hpl__box *x, const hpl__layout *src, const hpl__layout *dst,
-                    const int64_t shift[3], VkDeviceSize esize)
+void hpl__box_runs(const hpl__box *x, const hpl__box *src, const hpl__box *dst, const int64_t shift[3],
+                   hpl__run_fn fn, void *user)
 {
     uint64_t e0 = extent(x, 0), e1 = extent(x, 1), e2 = extent(x, 2);
-    bool whole_rows = e2 == extent(&src->box, 2) && e2 == extent(&dst->box, 2);
-    bool whole_planes = whole_rows && e1 == extent(&src->box, 1) && e1 == extent(&dst->box, 1);
+    bool whole_rows = e2 == extent(src, 2) && e2 == extent(dst, 2);
+    bool whole_planes = whole_rows && e1 == extent(src, 1) && e1 == extent(dst, 1);
     uint64_t n0 = whole_planes ? 1 : e0, n1 = whole_rows ? 1 : e1;
-    VkDeviceSize run = (whole_planes ? e0 * e1 * e2 : whole_rows ? e1 * e2 : e2) * esize;
+    uint64_t run = whole_planes ? e0 * e1 * e2 : whole_rows ? e1 * e2 : e2;
     for (uint64_t i0 = x->lo[0]; i0 < x->lo[0] + n0; i0++) {
         for (uint64_t i1 = x->lo[1]; i1 < x->lo[1] + n1; i1++) {
             uint64_t at[3] = {i0, i1, x->lo[2]};
             uint64_t from[3] = {i0 + (uint64_t)shift[0], i1 + (uint64_t)shift[1], x->lo[2] + (uint64_t)shift[2]};
-            batch_add(b, src->base + hpl__box_offset(&src->box, from) * esize,
-                      dst->base + hpl__box_offset(&dst->box, at) * esize, run);
+            fn(user, hpl__box_offset(src, from), hpl__box_offset(dst, at), run);
         }
     }
+}
+
+typedef struct batch_job {
+    copy_batch batch;
+    const hpl__layout *src, *dst;
+    VkDeviceSize esize;
+} batch_job;
+
+static void add_run(void *user, uint64_t from, uint64_t to, uint64_t count)
+{
+    batch_job *j = user;
+    batch_add(&j->batch, j->src->base + from * j->esize, j->dst->base + to * j->esize, count * j->esize);
 }
 
 void hpl__record_copy(VkCommandBuffer cb, const hpl__array *root, const hpl__region *region, const hpl__layout *src,
                       const hpl__layout *dst, const int64_t shift[3])
 {
-    copy_batch b = {.cb = cb, .src = src->buffer, .dst = dst->buffer};
-    VkDeviceSize esize = hpl_type_size(root->type);
+    batch_job j = {.batch = {.cb = cb, .src = src->buffer, .dst = dst->buffer},
+                   .src = src,
+                   .dst = dst,
+                   .esize = hpl_type_size(root->type)};
     for (uint32_t i = 0; i < region->count; i++)
-        add_box(&b, &region->boxes[i], src, dst, shift, esize);
-    batch_flush(&b);
+        hpl__box_runs(&region->boxes[i], &src->box, &dst->box, shift, add_run, &j);
+    batch_flush(&j.batch);
 }
 
 /* ---- device to host ---------------------------------------------------- */
