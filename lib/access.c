@@ -119,7 +119,6 @@ int hpl__op_prepare(hpl__op *op)
 int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
 {
     hpl__device *d = op->device;
-    uint64_t gate = 0;
     int rc = hpl__cmd_begin(d, cmd);
     if (rc != HPL_OK)
         return rc;
@@ -136,7 +135,6 @@ int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
         }
     }
     hpl__barrier_all((*cmd)->cb);
-    (void)gate;
     return HPL_OK;
 }
 

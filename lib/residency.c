@@ -260,10 +260,10 @@ static hpl__instance *best_instance(hpl_context *ctx, hpl__array *root, int devi
                             : 0;
         hpl__region_free(&valid);
         uint64_t score[3] = {inst->pinned == ctx->operation, held, hpl__box_volume(&inst->box)};
-        bool better = !best || score[0] != best_score[0] ? score[0] > best_score[0]
-                      : score[1] != best_score[1]         ? score[1] > best_score[1]
-                                                          : score[2] > best_score[2];
-        if (!best || better) {
+        bool better = !best || (score[0] != best_score[0]   ? score[0] > best_score[0]
+                                : score[1] != best_score[1] ? score[1] > best_score[1]
+                                                            : score[2] > best_score[2]);
+        if (better) {
             best = inst;
             memcpy(best_score, score, sizeof score);
         }
