@@ -1,0 +1,30 @@
+/* Partition arithmetic for multi-device evals (issue 4): how a dimension of
+ * n elements is split over D devices. Pure logic: no Vulkan.
+ *
+ * Parts differ by at most one element, the larger ones first, in device
+ * order (the paper's ceil(n/D) rule leaves the last part negative for n = 5,
+ * D = 4, and balances worse). A device whose part would be empty is left
+ * out, so there are min(n, D) parts. Each part's owned box is the part; its
+ * box with halo extends `overlap` elements on each side, clamped at the
+ * edges of the whole. */
+#ifndef HPL_PARTITION_H
+#define HPL_PARTITION_H
+
+#include "region.h"
+
+typedef struct hpl__part {
+    uint64_t lo, hi;           /* owned: [lo, hi) */
+    uint64_t halo_lo, halo_hi; /* with the overlap, clamped to [0, n) */
+} hpl__part;
+
+/* Fills out[0 .. min(n, devices) - 1]; returns that count (0 for n == 0 or
+ * devices <= 0). */
+int hpl__partition(uint64_t n, int devices, uint64_t overlap, hpl__part *out);
+
+/* Part `index` of `whole` split along dimension dim: owned and with-halo
+ * boxes (the other dimensions whole). Returns false when that part is empty
+ * (index >= the number of parts). */
+bool hpl__partition_box(const hpl__box *whole, int dim, int devices, int index, uint64_t overlap, hpl__box *owned,
+                        hpl__box *halo);
+
+#endif
