@@ -122,7 +122,6 @@ int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
     int rc = hpl__cmd_begin(d, cmd);
     if (rc != HPL_OK)
         return rc;
-    static const int64_t no_shift[3] = {0, 0, 0};
     for (int i = 0; i < op->binding_count; i++) {
         hpl__binding *b = &op->bindings[i];
         for (int s = 0; s < b->plan.count; s++) {
@@ -131,7 +130,7 @@ int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
                 continue;
             hpl__layout from = hpl__layout_of(b->root, t->src, d->index);
             hpl__layout to = hpl__layout_of(b->root, t->dst, d->index);
-            hpl__record_copy((*cmd)->cb, b->root, &t->region, &from, &to, no_shift);
+            hpl__record_copy((*cmd)->cb, b->root, &t->region, &from, &to, hpl__no_shift);
         }
     }
     hpl__barrier_all((*cmd)->cb);

@@ -665,27 +665,16 @@ int hpl_array_access(hpl_context *ctx, hpl_array handle, hpl_access mode, void *
     return rc;
 }
 
-typedef struct host_copy {
-    uint8_t *src, *dst;
-    size_t esize;
-} host_copy;
-
-static void copy_run(void *user, uint64_t from, uint64_t to, uint64_t count)
-{
-    host_copy *c = user;
-    memcpy(c->dst + to * c->esize, c->src + from * c->esize, count * c->esize);
-}
-
 /* Copies `part` of view a between the root's host storage and a dense
  * buffer holding the whole view. */
 static void copy_dense(const hpl__array *a, const hpl__box *part, uint8_t *dense, bool to_host)
 {
-    static const int64_t no_shift[3] = {0, 0, 0};
     const hpl__box *whole = &a->root->coherence.whole;
-    host_copy c = {.esize = hpl_type_size(a->type)};
-    c.src = to_host ? dense : a->root->host;
-    c.dst = to_host ? a->root->host : dense;
-    hpl__box_runs(part, to_host ? &a->box : whole, to_host ? whole : &a->box, no_shift, copy_run, &c);
+    size_t esize = hpl_type_size(a->type);
+    if (to_host)
+        hpl__host_copy(part, dense, &a->box, a->root->host, whole, hpl__no_shift, esize);
+    else
+        hpl__host_copy(part, a->root->host, whole, dense, &a->box, hpl__no_shift, esize);
 }
 
 static int copy_host(hpl_context *ctx, hpl_array handle, void *dst, const void *src, size_t bytes, const char *fn)

@@ -36,10 +36,9 @@ static void fill_run(void *user, uint64_t from, uint64_t to, uint64_t count)
 
 static void fill_host(hpl__array *a, const void *value)
 {
-    static const int64_t no_shift[3] = {0, 0, 0};
     const hpl__box *whole = &a->root->coherence.whole;
     fill_job j = {.host = a->root->host, .value = value, .esize = hpl_type_size(a->type)};
-    hpl__box_runs(&a->owned, whole, whole, no_shift, fill_run, &j);
+    hpl__box_runs(&a->owned, whole, whole, hpl__no_shift, fill_run, &j);
 }
 
 static int fill_locked(hpl_context *ctx, hpl_array handle, const void *value, int where)
@@ -104,24 +103,12 @@ static void shift_of(const hpl__array *dst, const hpl__array *src, int64_t shift
         shift[i] = (int64_t)src->box.lo[i] - (int64_t)dst->box.lo[i];
 }
 
-typedef struct copy_job {
-    const uint8_t *src;
-    uint8_t *dst;
-    size_t esize;
-} copy_job;
-
-static void copy_run(void *user, uint64_t from, uint64_t to, uint64_t count)
-{
-    copy_job *j = user;
-    memcpy(j->dst + to * j->esize, j->src + from * j->esize, count * j->esize);
-}
-
 static void assign_host(hpl__array *dst, hpl__array *src)
 {
     int64_t shift[3];
     shift_of(dst, src, shift);
-    copy_job j = {.src = src->root->host, .dst = dst->root->host, .esize = hpl_type_size(dst->type)};
-    hpl__box_runs(&dst->owned, &src->root->coherence.whole, &dst->root->coherence.whole, shift, copy_run, &j);
+    hpl__host_copy(&dst->owned, src->root->host, &src->root->coherence.whole, dst->root->host,
+                   &dst->root->coherence.whole, shift, hpl_type_size(dst->type));
 }
 
 static int assign_on_host(hpl_context *ctx, hpl_array dst_handle, hpl_array src_handle)

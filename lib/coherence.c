@@ -6,6 +6,9 @@
 
 #include <string.h>
 
+/* Scratch for up to this many memories lives on the stack. */
+#define HPL__FEW_MEMORIES 8
+
 static void state_init(hpl__memory_state *s, int device, const hpl__box *box)
 {
     memset(s, 0, sizeof *s);
@@ -134,7 +137,9 @@ static int source_order(const hpl__coherence *c, int mem, int *order)
 bool hpl__coherence_plan_read(const hpl__coherence *c, int mem, const hpl__region *region, hpl__transfer_plan *plan)
 {
     hpl__transfer_plan_free(plan);
-    int *order = hpl__malloc((size_t)c->count * sizeof *order);
+    /* The common case (a few memories) allocates nothing here. */
+    int few[HPL__FEW_MEMORIES];
+    int *order = c->count <= HPL__FEW_MEMORIES ? few : hpl__malloc((size_t)c->count * sizeof *order);
     hpl__region missing, piece;
     hpl__region_init(&missing);
     hpl__region_init(&piece);
@@ -156,7 +161,8 @@ bool hpl__coherence_plan_read(const hpl__coherence *c, int mem, const hpl__regio
     }
     hpl__region_free(&missing);
     hpl__region_free(&piece);
-    hpl__free(order);
+    if (order != few)
+        hpl__free(order);
     if (!ok)
         hpl__transfer_plan_free(plan);
     return ok;
@@ -231,9 +237,13 @@ static bool write_touches(const hpl__coherence *c, int m, int mem, const hpl__re
 
 bool hpl__coherence_did_write(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at)
 {
-    /* Compute every new validity first so that out-of-memory changes nothing. */
-    hpl__region *next = hpl__calloc((size_t)c->count, sizeof *next);
-    bool *touched = hpl__calloc((size_t)c->count, sizeof *touched);
+    /* Compute every new validity first so that out-of-memory changes nothing.
+     * The common case (a few memories) allocates no scratch. */
+    hpl__region few_next[HPL__FEW_MEMORIES] = {0};
+    bool few_touched[HPL__FEW_MEMORIES] = {0};
+    bool few = c->count <= HPL__FEW_MEMORIES;
+    hpl__region *next = few ? few_next : hpl__calloc((size_t)c->count, sizeof *next);
+    bool *touched = few ? few_touched : hpl__calloc((size_t)c->count, sizeof *touched);
     bool ok = next && touched;
     for (int m = 0; ok && m < c->count; m++) {
         touched[m] = write_touches(c, m, mem, region);
@@ -246,8 +256,10 @@ bool hpl__coherence_did_write(hpl__coherence *c, int mem, const hpl__region *reg
             region_swap(&c->mem[m].valid, &next[m]);
         hpl__region_free(&next[m]);
     }
-    hpl__free(next);
-    hpl__free(touched);
+    if (!few) {
+        hpl__free(next);
+        hpl__free(touched);
+    }
     if (ok)
         set_writer(&c->mem[mem], at);
     return ok;

@@ -90,32 +90,26 @@ static void put_u32s(uint8_t *dst, const uint64_t *v, int n)
     }
 }
 
-/* Element strides of a memory holding `box` dense row-major. */
-static void memory_strides(const hpl__array *root, int slot, uint64_t stride[3])
+/* The kernel's extents of view v. A word view (fill) runs the innermost
+ * dimension first: {n_last * words, n_(last-1), n_(last-2)}. */
+static void kernel_dims(const view *v, uint64_t dims[3])
 {
-    const hpl__instance *inst = slot == HPL__HOST ? NULL : hpl__array_instance((hpl__array *)root, slot);
-    const hpl__box *b = inst ? &inst->box : &root->coherence.whole;
-    stride[2] = 1;
-    stride[1] = b->hi[2] - b->lo[2];
-    stride[0] = stride[1] * (b->hi[1] - b->lo[1]);
-}
-
-/* The kernel's extents and strides of view v. A word view (fill) runs the
- * innermost dimension first: {n_last * words, n_(last-1), n_(last-2)}. */
-static void kernel_shape(const view *v, uint64_t dims[3], uint64_t stride[3])
-{
-    uint64_t s[3];
-    memory_strides(v->at.root, v->slot, s);
-    if (!v->words) {
-        memcpy(dims, v->dims, 3 * sizeof *dims);
-        memcpy(stride, s, 3 * sizeof *stride);
-        return;
-    }
     int last = v->at.root->ndims - 1;
     for (int i = 0; i < 3; i++) {
-        int d = last - i;
-        dims[i] = d >= 0 ? v->dims[d] * (i == 0 ? v->words : 1) : 1;
-        stride[i] = d >= 0 ? (i == 0 ? 1 : s[d] * v->words) : 0;
+        int d = v->words ? last - i : i;
+        dims[i] = d >= 0 ? v->dims[d] * (v->words && i == 0 ? v->words : 1) : 1;
+    }
+}
+
+/* The kernel's element strides of view v bound to its memory on device. */
+static void kernel_strides(const view *v, int device, uint64_t stride[3])
+{
+    hpl__box b = hpl__layout_of(v->at.root, v->slot, device).box;
+    uint64_t s[3] = {(b.hi[1] - b.lo[1]) * (b.hi[2] - b.lo[2]), b.hi[2] - b.lo[2], 1};
+    int last = v->at.root->ndims - 1;
+    for (int i = 0; i < 3; i++) {
+        int d = v->words ? last - i : i;
+        stride[i] = !v->words ? s[i] : d < 0 ? 0 : i == 0 ? 1 : s[d] * v->words;
     }
 }
 
@@ -133,7 +127,8 @@ static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection 
         const hpl__array_layout *l = &r->layout[i];
         uint64_t address = hpl__op_address(op, v->at.root, v->slot, v->at.box.lo);
         uint64_t dims[3], stride[3];
-        kernel_shape(v, dims, stride);
+        kernel_dims(v, dims);
+        kernel_strides(v, op->device->index, stride);
         int n = v->words ? 3 : v->ndims;
         memcpy(block + l->pointer, &address, 8);
         put_u32s(block + l->dims, dims, n);
@@ -383,9 +378,7 @@ int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int 
     for (int i = 0; i < 3; i++)
         views[0].dims[i] = a->owned.hi[i] - a->owned.lo[i];
     hpl_launch launch = {.device = device};
-    uint64_t stride[3];
-    views[0].slot = HPL__HOST; /* shape only: strides are not needed here */
-    kernel_shape(&views[0], launch.global, stride);
+    kernel_dims(&views[0], launch.global);
     for (int i = 0; i < 3; i++)
         if (launch.global[i] > UINT32_MAX)
             return hpl__fail(HPL_ERROR_TOO_LARGE, "'%s' is too large to fill on a device (a row of over 2^32 words)",

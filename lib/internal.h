@@ -285,6 +285,11 @@ void hpl__record_copy(VkCommandBuffer cb, const hpl__array *root, const hpl__reg
 typedef void (*hpl__run_fn)(void *user, uint64_t src_offset, uint64_t dst_offset, uint64_t count);
 void hpl__box_runs(const hpl__box *x, const hpl__box *src, const hpl__box *dst, const int64_t shift[3],
                    hpl__run_fn fn, void *user);
+/* Host memory version of the same: copies box x from src (holding src_box)
+ * to dst (holding dst_box). */
+void hpl__host_copy(const hpl__box *x, const uint8_t *src, const hpl__box *src_box, uint8_t *dst,
+                    const hpl__box *dst_box, const int64_t shift[3], size_t esize);
+extern const int64_t hpl__no_shift[3]; /* {0, 0, 0} */
 /* Copies t's region from a device memory to the host storage as its own
  * submission on that device, and records it. */
 int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *t);

@@ -2,6 +2,8 @@
  * into each device, so a transfer is one DMA) and device buffers. */
 #include "internal.h"
 
+#include <string.h>
+
 uint64_t hpl__box_offset(const hpl__box *outer, const uint64_t point[3])
 {
     uint64_t n1 = outer->hi[1] - outer->lo[1], n2 = outer->hi[2] - outer->lo[2];
@@ -70,6 +72,27 @@ void hpl__box_runs(const hpl__box *x, const hpl__box *src, const hpl__box *dst, 
     }
 }
 
+const int64_t hpl__no_shift[3] = {0, 0, 0};
+
+typedef struct host_job {
+    const uint8_t *src;
+    uint8_t *dst;
+    size_t esize;
+} host_job;
+
+static void host_run(void *user, uint64_t from, uint64_t to, uint64_t count)
+{
+    host_job *j = user;
+    memcpy(j->dst + to * j->esize, j->src + from * j->esize, count * j->esize);
+}
+
+void hpl__host_copy(const hpl__box *x, const uint8_t *src, const hpl__box *src_box, uint8_t *dst,
+                    const hpl__box *dst_box, const int64_t shift[3], size_t esize)
+{
+    host_job j = {.src = src, .dst = dst, .esize = esize};
+    hpl__box_runs(x, src_box, dst_box, shift, host_run, &j);
+}
+
 typedef struct batch_job {
     copy_batch batch;
     const hpl__layout *src, *dst;
@@ -118,8 +141,7 @@ int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *
         return rc;
     }
     hpl__layout from = hpl__layout_of(root, t->src, s), to = hpl__layout_of(root, HPL__HOST, s);
-    static const int64_t no_shift[3] = {0, 0, 0};
-    hpl__record_copy(cmd->cb, root, &t->region, &from, &to, no_shift);
+    hpl__record_copy(cmd->cb, root, &t->region, &from, &to, hpl__no_shift);
     hpl__point at;
     rc = hpl__cmd_submit(ctx, d, cmd, gate, &at);
     if (rc != HPL_OK)
