@@ -368,6 +368,23 @@ HPL_API int hpl_array_fill(hpl_context *ctx, hpl_array array, const void *value,
  * must not overlap (HPL_ERROR_INVALID_ARGUMENT). */
 HPL_API int hpl_array_assign(hpl_context *ctx, hpl_array dst, hpl_array src, int where);
 
+/* Reductions (HDArray's HDArrayReduce): *result (one element of the array's
+ * type) = the sum, product, minimum or maximum of every element of the
+ * (sub)array. Each device reduces the parts whose newest data it holds, the
+ * host the rest, and the host combines: nothing moves but one partial value
+ * per work-group. Waits for the result. Integer sums and products wrap
+ * modulo 2^bits; float and double sums add in a different order than a loop
+ * would (pairwise on devices, in double on the host): expect an error of a
+ * few ulps times log2(count) relative to the sum of magnitudes. With NaNs,
+ * min and max are unspecified. */
+typedef enum hpl_reduction {
+    HPL_REDUCE_SUM = 1,
+    HPL_REDUCE_PRODUCT,
+    HPL_REDUCE_MIN,
+    HPL_REDUCE_MAX,
+} hpl_reduction;
+HPL_API int hpl_array_reduce(hpl_context *ctx, hpl_array array, hpl_reduction op, void *result);
+
 /* ======================================================================
  * 4b. Subarrays
  * ======================================================================
@@ -585,6 +602,14 @@ HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint3
  * 7. eval: running a kernel
  * ====================================================================== */
 
+/* How an array argument is split over the devices of a multi-device eval
+ * (section 7b); zero: not split (replicated on every device). */
+typedef struct hpl_partition {
+    bool on;
+    int dim;         /* the dimension split: 0 is the first (rows of a 2-D array) */
+    int64_t overlap; /* halo elements on each side of each part */
+} hpl_partition;
+
 typedef struct hpl_arg {
     hpl_arg_kind kind;
     hpl_type type; /* scalars */
@@ -597,38 +622,133 @@ typedef struct hpl_arg {
         int64_t i64;
         uint64_t u64;
     } value;
+    hpl_partition part; /* arrays only */
 } hpl_arg;
 
-static inline hpl_arg hpl_arr(hpl_array a) { hpl_arg r = {HPL_ARG_ARRAY, HPL_TYPE_INVALID, {.array = a}}; return r; }
-static inline hpl_arg hpl_f32(float v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_FLOAT32, {.f32 = v}}; return r; }
-static inline hpl_arg hpl_f64(double v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_FLOAT64, {.f64 = v}}; return r; }
-static inline hpl_arg hpl_i32(int32_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_INT32, {.i32 = v}}; return r; }
-static inline hpl_arg hpl_u32(uint32_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_UINT32, {.u32 = v}}; return r; }
-static inline hpl_arg hpl_i64(int64_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_INT64, {.i64 = v}}; return r; }
-static inline hpl_arg hpl_u64(uint64_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_UINT64, {.u64 = v}}; return r; }
+static inline hpl_arg hpl_arr(hpl_array a) { hpl_arg r = {HPL_ARG_ARRAY, HPL_TYPE_INVALID, {.array = a}, {0}}; return r; }
+static inline hpl_arg hpl_f32(float v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_FLOAT32, {.f32 = v}, {0}}; return r; }
+static inline hpl_arg hpl_f64(double v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_FLOAT64, {.f64 = v}, {0}}; return r; }
+static inline hpl_arg hpl_i32(int32_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_INT32, {.i32 = v}, {0}}; return r; }
+static inline hpl_arg hpl_u32(uint32_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_UINT32, {.u32 = v}, {0}}; return r; }
+static inline hpl_arg hpl_i64(int64_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_INT64, {.i64 = v}, {0}}; return r; }
+static inline hpl_arg hpl_u64(uint64_t v) { hpl_arg r = {HPL_ARG_SCALAR, HPL_UINT64, {.u64 = v}, {0}}; return r; }
+/* Annotations (HPL's PART1(a, k)): array a split along dimension dim into one
+ * part per device, each part extended by `overlap` halo elements on each
+ * side. */
+static inline hpl_arg hpl_part(hpl_array a, int dim, int64_t overlap)
+{
+    hpl_arg r = hpl_arr(a);
+    r.part.on = true;
+    r.part.dim = dim;
+    r.part.overlap = overlap;
+    return r;
+}
+static inline hpl_arg hpl_part1(hpl_array a, int64_t overlap) { return hpl_part(a, 0, overlap); }
 
 /* HPL_ARGS(a, b, c) expands to the two trailing parameters of hpl_eval. */
 #define HPL_ARGS(...) ((const hpl_arg[]){__VA_ARGS__}), (sizeof((hpl_arg[]){__VA_ARGS__}) / sizeof(hpl_arg))
 
+#define HPL_MAX_DEVICES 16 /* devices of one context, and of one eval */
+
+/* One subkernel's domains in a multi-device eval; zeros take the defaults. */
+typedef struct hpl_domain {
+    uint64_t global[3];
+    uint32_t local[3];
+} hpl_domain;
+
 typedef struct hpl_launch {
-    /* Global domain; zeros: the first array argument's dimensions. */
+    /* Global domain; zeros: the first array argument's dimensions. In a
+     * multi-device eval, the whole eval's domain (split as section 7b says). */
     uint64_t global[3];
     /* Local domain; zeros: the kernel's declared size, else the library's
-     * choice for the device. */
+     * choice for the device. In a multi-device eval, every subkernel's. */
     uint32_t local[3];
     /* Device index; 0 is the context's first device. */
     int device;
+    /* Multi-device evals (section 7b): the devices to split the kernel over,
+     * in part order, each at most once. device_count 0 with an annotated
+     * argument: the default devices. */
+    int devices[HPL_MAX_DEVICES];
+    int device_count;
+    /* NULL, or one entry per device of the eval (in their order): that
+     * subkernel's own global and local domains (HPL's vector modifiers). */
+    const hpl_domain *domains;
 } hpl_launch;
 
-/* Runs `kernel` over the launch's domain on its device. Returns as soon as
- * the work is recorded and submitted: it never waits for a device. Data
- * missing on the device moves there first; later evals and host accesses
- * wait only for what they need. Arguments are checked against the kernel
- * (count, kind, element type, dimensions: HPL_ERROR_ARGUMENT_MISMATCH naming
- * the argument); on any error nothing runs and no array changes. launch may
- * be NULL (all defaults). */
+/* Runs `kernel` over the launch's domain on its device, or split over
+ * several (section 7b). Returns as soon as the work is recorded and
+ * submitted: it never waits for a device. Data missing on the device moves
+ * there first; later evals and host accesses wait only for what they need.
+ * Arguments are checked against the kernel (count, kind, element type,
+ * dimensions: HPL_ERROR_ARGUMENT_MISMATCH naming the argument); on any error
+ * nothing runs and no array changes. launch may be NULL (all defaults). */
 HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args,
                      size_t nargs);
+
+/* ======================================================================
+ * 7b. Several devices: subkernels by annotation
+ * ======================================================================
+ *
+ * An eval whose launch lists devices, or that has an annotated argument,
+ * runs one subkernel per device (HPL's subkernels, paper 000 section 3.2):
+ *
+ *   // C = A x B by rows on every default device (the paper's fig. 5)
+ *   hpl_eval(ctx, mxproduct, NULL, HPL_ARGS(hpl_part1(c, 0), hpl_part1(a, 0), hpl_arr(b), hpl_i32(p)));
+ *   // a stencil step on devices 0..3, one halo row on each side
+ *   hpl_eval(ctx, life, &(hpl_launch){.devices = {0, 1, 2, 3}, .device_count = 4},
+ *            HPL_ARGS(hpl_part1(in, 1), hpl_part1(out, 1)));
+ *
+ * Devices: launch.devices, or the default devices when device_count is 0:
+ * the context's GPUs, or all its devices when it has no GPU.
+ *
+ * Parts: hpl_part(a, dim, k) splits a's dimension dim (n elements) over the
+ * D devices into parts that differ by at most one element, the larger
+ * first, in device order (n = 5, D = 4: 2, 1, 1, 1). When n < D, the last
+ * D - n devices get no part and run nothing. Part i of every annotated
+ * array goes to device i. Each part is extended by k halo elements on each
+ * side, clamped at the array's edges; its owned box is the part without the
+ * halo. Arrays not annotated are replicated (each subkernel sees the whole
+ * array); a multi-device eval may not write one (it would be written by
+ * every device: HPL_ERROR_INVALID_ARGUMENT). Scalars pass by value to every
+ * subkernel and cannot be annotated.
+ *
+ * Domains: the whole domain is launch.global, else the first array
+ * argument's extents. It is split like the first annotated argument (along
+ * its dimension, with its overlap; along dimension 0 when none is
+ * annotated), so by default each subkernel's domain is its first argument's
+ * part, halo included. Every annotated array must have as many elements
+ * along its split dimension as the domain along the split one, so that
+ * parts line up (HPL_ERROR_DIMENSIONS otherwise). launch.domains gives a
+ * subkernel a domain of its own.
+ *
+ * The kernel sees each part as a whole array (index 0 at the part's first
+ * element, halo included; x.origin is its place in the root), and
+ * hpl_subkernel_offset gives where its domain starts in the whole domain
+ * (hpl_global_size).
+ *
+ * Halos refresh themselves: a subkernel's write makes only its owned box
+ * valid. At the next read of a part, the halo elements another device wrote
+ * are fetched, only those, from wherever they are valid. A stencil with
+ * hpl_part1(in, 1), hpl_part1(out, 1), in and out swapped each step, needs
+ * no exchange code, and per step only halo rows cross between devices
+ * (HPL's fig. A.16 exchanges them by hand).
+ *
+ * Subkernels that touch disjoint elements run concurrently on their
+ * devices. If one subkernel writes elements another reads (an in-place
+ * stencil), they run in device order, which a kernel must not rely on any
+ * more than on the order of work-groups.
+ *
+ * After an annotated eval, each part is a subarray (with the part's owned
+ * box) that hpl_array_part() returns (HPL's getSubarray(i)); a host read of
+ * the whole array gathers the parts lazily.
+ */
+
+/* The number of parts of `array` made by the last annotated eval that split
+ * it (0: none has). */
+HPL_API int hpl_array_part_count(hpl_context *ctx, hpl_array array);
+/* Part `index` of that eval as a subarray (owned box: the part without its
+ * halo), and the device it went to (device may be NULL). */
+HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_array *part, int *device);
 
 /* ======================================================================
  * 8. Environment variables
