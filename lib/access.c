@@ -3,11 +3,17 @@
 
 #include <string.h>
 
-void hpl__op_init(hpl__op *op, hpl_context *ctx, int device)
+void hpl__op_join(hpl__op *op, hpl_context *ctx, int device)
 {
     memset(op, 0, sizeof *op);
     op->ctx = ctx;
     op->device = &ctx->devices[device];
+}
+
+void hpl__op_init(hpl__op *op, hpl_context *ctx, int device)
+{
+    hpl__op_join(op, ctx, device);
+    hpl__operation_begin(ctx);
 }
 
 static hpl__binding *binding_for(hpl__op *op, hpl__array *root, int slot)
@@ -38,8 +44,6 @@ static bool add_ghost(hpl__region *ghost, const hpl__box *box, const hpl__box *o
 
 int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slot)
 {
-    if (op->binding_count == 0)
-        hpl__operation_begin(op->ctx);
     int rc = hpl__array_memory_for(op->ctx, view->root, op->device->index, &view->box, slot);
     if (rc != HPL_OK)
         return rc;

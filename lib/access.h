@@ -36,10 +36,14 @@ typedef struct hpl__op {
     int wait_count;
 } hpl__op;
 
+/* Starts an operation: the buffers it binds stay pinned (not evicted) until
+ * the next operation starts. */
 void hpl__op_init(hpl__op *op, hpl_context *ctx, int device);
+/* Starts an operation that is part of the one the last hpl__op_init began
+ * (the subkernels of one eval): their buffers stay pinned together. */
+void hpl__op_join(hpl__op *op, hpl_context *ctx, int device);
 /* Chooses (allocating if needed) the memory through which the device
- * accesses the view; *slot gets it. Starts a new pinning operation when it
- * binds the first view. */
+ * accesses the view; *slot gets it. */
 int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slot);
 /* Plans what each memory lacks, submits the copies that go to the host
  * first, saves ghost parts valid nowhere else, gathers the waits. */

@@ -191,6 +191,7 @@ void hpl_context_destroy(hpl_context *ctx)
         vkDestroyInstance(ctx->instance, NULL);
     hpl__free(ctx->physical);
     hpl__free(ctx->physical_info);
+    hpl__free(ctx->subkernels);
     hpl__cache_destroy(&ctx->cache);
     HPL__UNLOCK(ctx);
     pthread_mutex_destroy(&ctx->lock);

@@ -3,7 +3,9 @@
  * coherence state what the kernel read and wrote. Never waits for a device. */
 #include "access.h"
 #include "embedded.h"
+#include "partition.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -139,34 +141,45 @@ static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection 
 
 /* ---- geometry --------------------------------------------------------- */
 
-static int domain_of(const hpl_launch *launch, const hpl__reflection *r, const view *views, uint64_t global[3])
+/* A domain given as extents: leading non-zero entries, zeros after them
+ * (like array extents). */
+static int domain_given(const uint64_t given[3], const char *what, uint64_t global[3])
 {
-    bool given = launch->global[0] || launch->global[1] || launch->global[2];
-    if (given) {
-        /* Like array extents: leading non-zero entries, zeros after them. */
-        for (int i = 0; i < 3; i++) {
-            if (launch->global[i] == 0)
-                for (int j = i + 1; j < 3; j++)
-                    if (launch->global[j])
-                        return hpl__fail(HPL_ERROR_DIMENSIONS, "launch.global[%d] is 0 but launch.global[%d] is %llu", i,
-                                         j, (unsigned long long)launch->global[j]);
-            global[i] = launch->global[i] ? launch->global[i] : 1;
-        }
-    } else {
-        int first = -1;
-        for (int i = 0; i < r->arg_count && first < 0; i++)
-            if (r->args[i].kind == HPL_ARG_ARRAY)
-                first = i;
-        if (first < 0)
-            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
-                             "launch.global is zero and the kernel has no array argument to take the domain from");
-        for (int i = 0; i < 3; i++)
-            global[i] = i < views[first].ndims ? views[first].dims[i] : 1;
+    for (int i = 0; i < 3; i++) {
+        if (given[i] == 0)
+            for (int j = i + 1; j < 3; j++)
+                if (given[j])
+                    return hpl__fail(HPL_ERROR_DIMENSIONS, "%s[%d] is 0 but %s[%d] is %llu", what, i, what, j,
+                                     (unsigned long long)given[j]);
+        global[i] = given[i] ? given[i] : 1;
     }
     for (int i = 0; i < 3; i++)
         if (global[i] > UINT32_MAX)
-            return hpl__fail(HPL_ERROR_TOO_LARGE, "launch.global[%d] = %llu exceeds 2^32-1", i,
+            return hpl__fail(HPL_ERROR_TOO_LARGE, "%s[%d] = %llu exceeds 2^32-1", what, i,
                              (unsigned long long)global[i]);
+    return HPL_OK;
+}
+
+static bool any_nonzero(const uint64_t v[3])
+{
+    return v[0] || v[1] || v[2];
+}
+
+/* The eval's whole domain: launch.global, else the first array argument's
+ * extents. */
+static int domain_of(const hpl_launch *launch, const hpl__reflection *r, const view *views, uint64_t global[3])
+{
+    if (any_nonzero(launch->global))
+        return domain_given(launch->global, "launch.global", global);
+    int first = -1;
+    for (int i = 0; i < r->arg_count && first < 0; i++)
+        if (r->args[i].kind == HPL_ARG_ARRAY)
+            first = i;
+    if (first < 0)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                         "launch.global is zero and the kernel has no array argument to take the domain from");
+    for (int i = 0; i < 3; i++)
+        global[i] = i < views[first].ndims ? views[first].dims[i] : 1;
     return HPL_OK;
 }
 
@@ -191,14 +204,14 @@ static void choose_local(const hpl__device *d, const uint64_t global[3], uint32_
     }
 }
 
-static int local_of(const hpl_launch *launch, const hpl__reflection *r, const hpl__device *d,
+static int local_of(const uint32_t given_local[3], const hpl__reflection *r, const hpl__device *d,
                     const uint64_t global[3], uint32_t local[3])
 {
-    bool given = launch->local[0] || launch->local[1] || launch->local[2];
+    bool given = given_local[0] || given_local[1] || given_local[2];
     bool declared = r->local_size[0] * r->local_size[1] * r->local_size[2] > 1;
     if (given) {
         for (int i = 0; i < 3; i++)
-            local[i] = launch->local[i] ? launch->local[i] : 1;
+            local[i] = given_local[i] ? given_local[i] : 1;
         if (!r->local_size_choosable && memcmp(local, r->local_size, sizeof r->local_size))
             return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.local {%u,%u,%u} differs from the kernel's fixed local size {%u,%u,%u}",
                              local[0], local[1], local[2], r->local_size[0], r->local_size[1], r->local_size[2]);
@@ -220,28 +233,45 @@ static int local_of(const hpl_launch *launch, const hpl__reflection *r, const hp
     return HPL_OK;
 }
 
+/* ---- subkernels -------------------------------------------------------- */
+
+/* The work of one device: a whole single-device eval, or one part of a
+ * multi-device one. */
+typedef struct subkernel {
+    hpl__device *device;
+    hpl__variant *variant;
+    uint64_t global[3]; /* its domain */
+    uint64_t offset[3]; /* where its domain starts in the whole eval's */
+    uint32_t local[3];
+    VkPipeline pipeline;
+    view views[HPL__MAX_ARGS];
+    hpl__op op;
+} subkernel;
+
 typedef struct push_block {
     uint32_t base[4], domain[4], offset[4], global[4];
 } push_block;
 
 /* Big domains exceed maxComputeWorkGroupCount: run them as several
  * dispatches, each told its first invocation through the push constants. */
-static void record_dispatches(VkCommandBuffer cb, const hpl__device *d, const uint64_t global[3],
-                              const uint32_t local[3])
+static void record_dispatches(VkCommandBuffer cb, const subkernel *s, const uint64_t whole[3])
 {
-    push_block push = {.domain = {(uint32_t)global[0], (uint32_t)global[1], (uint32_t)global[2], 0},
-                       .global = {(uint32_t)global[0], (uint32_t)global[1], (uint32_t)global[2], 0}};
+    const hpl__device *d = s->device;
+    push_block push = {0};
     uint64_t groups[3], step[3];
     for (int i = 0; i < 3; i++) {
-        groups[i] = (global[i] + local[i] - 1) / local[i];
+        push.domain[i] = (uint32_t)s->global[i];
+        push.offset[i] = (uint32_t)s->offset[i];
+        push.global[i] = (uint32_t)whole[i];
+        groups[i] = (s->global[i] + s->local[i] - 1) / s->local[i];
         step[i] = d->props.limits.maxComputeWorkGroupCount[i];
     }
     for (uint64_t z = 0; z < groups[2]; z += step[2]) {
         for (uint64_t y = 0; y < groups[1]; y += step[1]) {
             for (uint64_t x = 0; x < groups[0]; x += step[0]) {
-                push.base[0] = (uint32_t)(x * local[0]);
-                push.base[1] = (uint32_t)(y * local[1]);
-                push.base[2] = (uint32_t)(z * local[2]);
+                push.base[0] = (uint32_t)(x * s->local[0]);
+                push.base[1] = (uint32_t)(y * s->local[1]);
+                push.base[2] = (uint32_t)(z * s->local[2]);
                 vkCmdPushConstants(cb, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
                 vkCmdDispatch(cb, (uint32_t)HPL__MIN(step[0], groups[0] - x), (uint32_t)HPL__MIN(step[1], groups[1] - y),
                               (uint32_t)HPL__MIN(step[2], groups[2] - z));
@@ -249,8 +279,6 @@ static void record_dispatches(VkCommandBuffer cb, const hpl__device *d, const ui
         }
     }
 }
-
-/* ---- the whole eval ---------------------------------------------------- */
 
 static int check_device(const hpl__variant *v, const hpl__device *d)
 {
@@ -263,70 +291,343 @@ static int check_device(const hpl__variant *v, const hpl__device *d)
     return d->error;
 }
 
-/* Runs variant v on device d with arguments already checked. */
-static int run(hpl_context *ctx, hpl__variant *v, hpl__device *d, const hpl_launch *launch, const hpl_arg *args,
-               view *views)
+/* Checks s's device and local size and gets its pipeline. */
+static int subkernel_setup(hpl_context *ctx, subkernel *s, const uint32_t given_local[3])
 {
-    const hpl__reflection *r = &v->reflection;
-    uint64_t global[3];
-    uint32_t local[3];
-    int rc = check_device(v, d);
+    int rc = check_device(s->variant, s->device);
     if (rc == HPL_OK)
-        rc = domain_of(launch, r, views, global);
-    if (rc == HPL_OK)
-        rc = local_of(launch, r, d, global, local);
-    VkPipeline pipeline = VK_NULL_HANDLE;
-    if (rc == HPL_OK)
-        rc = hpl__pipeline_get(ctx, v, d, local, &pipeline);
-    if (rc != HPL_OK)
-        return rc;
+        rc = local_of(given_local, &s->variant->reflection, s->device, s->global, s->local);
+    return rc == HPL_OK ? hpl__pipeline_get(ctx, s->variant, s->device, s->local, &s->pipeline) : rc;
+}
 
-    hpl__op op;
-    hpl__op_init(&op, ctx, d->index);
+static int subkernel_bind(subkernel *s)
+{
+    const hpl__reflection *r = &s->variant->reflection;
+    int rc = HPL_OK;
     for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
-        if (views[i].array)
-            rc = hpl__op_bind(&op, &views[i].at, r->args[i].access, &views[i].slot);
-    if (rc == HPL_OK)
-        rc = hpl__op_prepare(&op);
-    hpl__arg_chunk *chunk = NULL;
-    uint32_t offset = 0;
-    if (rc == HPL_OK && r->args_size)
-        rc = hpl__args_alloc(d, r->args_size, &chunk, &offset);
-    hpl__cmd *cmd = NULL;
-    if (rc == HPL_OK)
-        rc = hpl__op_record(&op, &cmd);
-    if (rc == HPL_OK) {
-        vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-        if (chunk) {
-            write_args(chunk->map + offset, &op, r, args, views);
-            vkCmdBindDescriptorSets(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &chunk->set, 1,
-                                    &offset);
-        }
-        record_dispatches(cmd->cb, d, global, local);
-        hpl__point at;
-        rc = hpl__op_submit(&op, cmd, &at);
-        if (rc == HPL_OK && chunk)
-            chunk->last_value = at.value;
-    }
-    for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
-        if (views[i].array)
-            views[i].array->last_where = d->index;
-    hpl__op_release(&op);
+        if (s->views[i].array)
+            rc = hpl__op_bind(&s->op, &s->views[i].at, r->args[i].access, &s->views[i].slot);
     return rc;
 }
 
-static int eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+/* Records s's fetches and dispatches and submits them (after its op was
+ * bound and prepared). */
+static int subkernel_submit(subkernel *s, const hpl_arg *args, const uint64_t whole[3])
+{
+    const hpl__reflection *r = &s->variant->reflection;
+    hpl__device *d = s->device;
+    hpl__arg_chunk *chunk = NULL;
+    uint32_t offset = 0;
+    hpl__cmd *cmd = NULL;
+    int rc = r->args_size ? hpl__args_alloc(d, r->args_size, &chunk, &offset) : HPL_OK;
+    if (rc == HPL_OK)
+        rc = hpl__op_record(&s->op, &cmd);
+    if (rc != HPL_OK)
+        return rc;
+    vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline);
+    if (chunk) {
+        write_args(chunk->map + offset, &s->op, r, args, s->views);
+        vkCmdBindDescriptorSets(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &chunk->set, 1,
+                                &offset);
+    }
+    record_dispatches(cmd->cb, s, whole);
+    hpl__point at;
+    rc = hpl__op_submit(&s->op, cmd, &at);
+    if (rc == HPL_OK && chunk)
+        chunk->last_value = at.value;
+    for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
+        if (s->views[i].array)
+            s->views[i].array->last_where = d->index;
+    return rc;
+}
+
+/* Runs one subkernel as an operation of its own. */
+static int subkernel_run(hpl_context *ctx, subkernel *s, const hpl_arg *args, const uint64_t whole[3])
+{
+    hpl__op_init(&s->op, ctx, s->device->index);
+    int rc = subkernel_bind(s);
+    if (rc == HPL_OK)
+        rc = hpl__op_prepare(&s->op);
+    if (rc == HPL_OK)
+        rc = subkernel_submit(s, args, whole);
+    hpl__op_release(&s->op);
+    return rc;
+}
+
+/* Does subkernel a write what subkernel b touches (same root, overlapping
+ * boxes; a write counts over its owned box)? */
+static bool writes_into(const subkernel *a, const subkernel *b)
+{
+    const hpl__reflection *ra = &a->variant->reflection, *rb = &b->variant->reflection;
+    for (int i = 0; i < ra->arg_count; i++) {
+        const view *w = &a->views[i];
+        if (!w->array || !(ra->args[i].access & HPL_WRITE))
+            continue;
+        for (int j = 0; j < rb->arg_count; j++) {
+            const view *t = &b->views[j];
+            hpl__box both;
+            if (t->array && t->at.root == w->at.root && hpl__box_intersect(&w->at.owned, &t->at.box, &both))
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool any_conflict(const subkernel *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && writes_into(&s[i], &s[j]))
+                return true;
+    return false;
+}
+
+/* Runs the subkernels of one eval. Independent ones (the usual case) are
+ * all planned before any is submitted, so that what one device must send to
+ * another (halos) is queued on it before its own kernel: the devices then
+ * run side by side. Subkernels where one writes what another touches run
+ * one after the other, in device order, each planned after the previous. */
+static int subkernels_run(hpl_context *ctx, subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3])
+{
+    int rc = HPL_OK;
+    if (n == 1 || any_conflict(s, n)) {
+        for (int i = 0; rc == HPL_OK && i < n; i++)
+            rc = subkernel_run(ctx, &s[i], args, whole);
+        return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i == 0)
+            hpl__op_init(&s[i].op, ctx, s[i].device->index);
+        else
+            hpl__op_join(&s[i].op, ctx, s[i].device->index);
+    }
+    for (int i = 0; rc == HPL_OK && i < n; i++)
+        rc = subkernel_bind(&s[i]);
+    for (int i = 0; rc == HPL_OK && i < n; i++)
+        rc = hpl__op_prepare(&s[i].op);
+    for (int i = 0; rc == HPL_OK && i < n; i++)
+        rc = subkernel_submit(&s[i], args, whole);
+    for (int i = 0; i < n; i++)
+        hpl__op_release(&s[i].op);
+    return rc;
+}
+
+/* ---- single-device evals ----------------------------------------------- */
+
+static int eval_single(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
 {
     if (launch->device < 0 || launch->device >= ctx->device_count)
         return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "launch.device %d does not exist (the context has %d device%s)",
                          launch->device, ctx->device_count, ctx->device_count == 1 ? "" : "s");
-    if (nargs && !args)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "args is NULL but nargs is %zu", nargs);
-    hpl__device *d = &ctx->devices[launch->device];
-    hpl__variant *v = (hpl__variant *)hpl__kernel_variant_for(k, d);
+    subkernel s = {.device = &ctx->devices[launch->device]};
+    s.variant = (hpl__variant *)hpl__kernel_variant_for(k, s.device);
+    int rc = check_args(ctx, &s.variant->reflection, args, nargs, s.views);
+    if (rc == HPL_OK)
+        rc = domain_of(launch, &s.variant->reflection, s.views, s.global);
+    if (rc == HPL_OK)
+        rc = subkernel_setup(ctx, &s, launch->local);
+    return rc == HPL_OK ? subkernel_run(ctx, &s, args, s.global) : rc;
+}
+
+/* ---- multi-device evals (section 7b) ----------------------------------- */
+
+typedef struct split {
+    int devices[HPL__MAX_DEVICES]; /* the eval's devices, in part order */
+    int device_count;
+    int first;                     /* first annotated argument, or -1 */
+    int dim;                       /* the domain's split dimension */
+    uint64_t overlap;              /* the domain's overlap */
+    uint64_t whole[3];             /* the whole domain */
+    hpl__part parts[HPL__MAX_DEVICES];
+    int part_count;
+} split;
+
+static bool is_multi(const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+{
+    if (launch->device_count)
+        return true;
+    for (size_t i = 0; i < nargs; i++)
+        if (args[i].part.on)
+            return true;
+    return false;
+}
+
+/* The context's GPUs, or all its devices when it has none. */
+static int default_devices(const hpl_context *ctx, int *out)
+{
+    int n = 0;
+    for (int i = 0; i < ctx->device_count; i++)
+        if (ctx->devices[i].info.type & HPL_DEVICE_GPU)
+            out[n++] = i;
+    for (int i = 0; n == 0 && i < ctx->device_count; i++)
+        out[i] = i;
+    return n ? n : ctx->device_count;
+}
+
+static int devices_of(const hpl_context *ctx, const hpl_launch *launch, split *sp)
+{
+    if (launch->device_count == 0) {
+        sp->device_count = default_devices(ctx, sp->devices);
+        return HPL_OK;
+    }
+    if (launch->device_count < 0 || launch->device_count > HPL_MAX_DEVICES)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.device_count is %d: give 1 to %d devices",
+                         launch->device_count, HPL_MAX_DEVICES);
+    if (launch->device)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                         "launch.device is %d and launch.devices lists %d: give one or the other", launch->device,
+                         launch->device_count);
+    for (int i = 0; i < launch->device_count; i++) {
+        int d = launch->devices[i];
+        if (d < 0 || d >= ctx->device_count)
+            return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "launch.devices[%d] is %d, which does not exist (the context has %d device%s)",
+                             i, d, ctx->device_count, ctx->device_count == 1 ? "" : "s");
+        for (int j = 0; j < i; j++)
+            if (launch->devices[j] == d)
+                return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.devices lists device %d twice (entries %d and %d)",
+                                 d, j, i);
+        sp->devices[i] = d;
+    }
+    sp->device_count = launch->device_count;
+    return HPL_OK;
+}
+
+/* Annotations name a dimension the array has, a non-negative overlap, and
+ * arrays only; nothing is written that every device would write. */
+static int check_annotations(const hpl__reflection *r, const hpl_arg *args, const view *views, split *sp)
+{
+    sp->first = -1;
+    for (int i = 0; i < r->arg_count; i++) {
+        const hpl_partition *p = &args[i].part;
+        const char *name = r->args[i].name;
+        if (!p->on) {
+            if (args[i].kind == HPL_ARG_ARRAY && (r->args[i].access & HPL_WRITE) && sp->device_count > 1)
+                return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                                 "argument %d (%s): the kernel writes array '%s', which is not partitioned, so each of "
+                                 "the %d devices would write all of it: annotate it with hpl_part()",
+                                 i, name, views[i].array->name, sp->device_count);
+            continue;
+        }
+        if (args[i].kind != HPL_ARG_ARRAY)
+            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                             "argument %d (%s) is a scalar: only array arguments can be partitioned", i, name);
+        if (p->dim < 0 || p->dim >= views[i].ndims)
+            return hpl__fail(HPL_ERROR_DIMENSIONS, "argument %d (%s): partition dimension %d, but array '%s' is %d-D",
+                             i, name, p->dim, views[i].array->name, views[i].ndims);
+        if (p->overlap < 0)
+            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "argument %d (%s): overlap %lld is negative", i, name,
+                             (long long)p->overlap);
+        if (sp->first < 0)
+            sp->first = i;
+    }
+    return HPL_OK;
+}
+
+/* Every annotated array has as many elements along its split dimension as
+ * the domain along its own, so that parts line up. */
+static int check_alignment(const hpl__reflection *r, const hpl_arg *args, const view *views, const split *sp)
+{
+    uint64_t n = sp->whole[sp->dim];
+    for (int i = 0; i < r->arg_count; i++) {
+        const hpl_partition *p = &args[i].part;
+        if (p->on && views[i].dims[p->dim] != n)
+            return hpl__fail(HPL_ERROR_DIMENSIONS,
+                             "argument %d (%s): array '%s' has %llu elements along its partition dimension %d but the "
+                             "domain has %llu along dimension %d: their parts would not line up",
+                             i, r->args[i].name, views[i].array->name, (unsigned long long)views[i].dims[p->dim],
+                             p->dim, (unsigned long long)n, sp->dim);
+    }
+    return HPL_OK;
+}
+
+/* Part `index` of view v split as annotated. */
+static view part_view(const view *whole, const hpl_partition *p, int parts, int index)
+{
+    view v = *whole;
+    hpl__box owned, halo;
+    hpl__partition_box(&whole->at.box, p->dim, parts, index, (uint64_t)p->overlap, &owned, &halo);
+    v.at.box = halo;
+    if (!hpl__box_intersect(&owned, &whole->at.owned, &v.at.owned))
+        v.at.owned = (hpl__box){.lo = {halo.lo[0], halo.lo[1], halo.lo[2]}, .hi = {halo.lo[0], halo.lo[1], halo.lo[2]}};
+    for (int d = 0; d < v.ndims; d++)
+        v.dims[d] = halo.hi[d] - halo.lo[d];
+    return v;
+}
+
+/* Subkernel i: device, variant, domain, views. */
+static int subkernel_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                          const view *views, const split *sp, int i, subkernel *s)
+{
+    memset(s, 0, offsetof(subkernel, op));
+    s->device = &ctx->devices[sp->devices[i]];
+    s->variant = (hpl__variant *)hpl__kernel_variant_for(k, s->device);
+    const hpl__reflection *r = &s->variant->reflection;
+    memcpy(s->global, sp->whole, sizeof s->global);
+    s->global[sp->dim] = sp->parts[i].halo_hi - sp->parts[i].halo_lo;
+    s->offset[sp->dim] = sp->parts[i].halo_lo;
+    const uint32_t *local = launch->local;
+    if (launch->domains) {
+        char what[64];
+        snprintf(what, sizeof what, "launch.domains[%d].global", i);
+        int rc = any_nonzero(launch->domains[i].global) ? domain_given(launch->domains[i].global, what, s->global)
+                                                         : HPL_OK;
+        if (rc != HPL_OK)
+            return rc;
+        const uint32_t *own = launch->domains[i].local;
+        if (own[0] || own[1] || own[2])
+            local = own;
+    }
+    for (int a = 0; a < r->arg_count; a++)
+        s->views[a] = args[a].part.on ? part_view(&views[a], &args[a].part, sp->part_count, i) : views[a];
+    return subkernel_setup(ctx, s, local);
+}
+
+/* Remembers each annotated array's split for hpl_array_part(). */
+static void remember_parts(const hpl__reflection *r, const hpl_arg *args, const view *views, const split *sp)
+{
+    for (int i = 0; i < r->arg_count; i++) {
+        if (!args[i].part.on)
+            continue;
+        hpl__array *a = views[i].array;
+        a->split = (hpl__split){.count = sp->part_count, .dim = args[i].part.dim, .overlap = (uint64_t)args[i].part.overlap};
+        memcpy(a->split.devices, sp->devices, sizeof a->split.devices);
+    }
+}
+
+static int eval_multi(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+{
+    split sp = {0};
+    int rc = devices_of(ctx, launch, &sp);
+    if (rc != HPL_OK)
+        return rc;
+    /* Every variant declares the same arguments: check them once. */
+    const hpl__reflection *r = &hpl__kernel_variant_for(k, &ctx->devices[sp.devices[0]])->reflection;
     view views[HPL__MAX_ARGS] = {0};
-    int rc = check_args(ctx, &v->reflection, args, nargs, views);
-    return rc == HPL_OK ? run(ctx, v, d, launch, args, views) : rc;
+    rc = check_args(ctx, r, args, nargs, views);
+    if (rc == HPL_OK)
+        rc = check_annotations(r, args, views, &sp);
+    if (rc == HPL_OK)
+        rc = domain_of(launch, r, views, sp.whole);
+    if (rc != HPL_OK)
+        return rc;
+    if (sp.first >= 0) {
+        sp.dim = args[sp.first].part.dim;
+        sp.overlap = (uint64_t)args[sp.first].part.overlap;
+    }
+    rc = check_alignment(r, args, views, &sp);
+    if (rc != HPL_OK)
+        return rc;
+    sp.part_count = hpl__partition(sp.whole[sp.dim], sp.device_count, sp.overlap, sp.parts);
+    if (!ctx->subkernels && !(ctx->subkernels = hpl__calloc(HPL__MAX_DEVICES, sizeof(subkernel))))
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    subkernel *s = ctx->subkernels;
+    for (int i = 0; rc == HPL_OK && i < sp.part_count; i++)
+        rc = subkernel_make(ctx, k, launch, args, views, &sp, i, &s[i]);
+    if (rc == HPL_OK)
+        rc = subkernels_run(ctx, s, sp.part_count, args, sp.whole);
+    if (rc == HPL_OK)
+        remember_parts(r, args, views, &sp);
+    return rc;
 }
 
 int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
@@ -334,16 +635,76 @@ int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, cons
     static const hpl_launch defaults = {0};
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_eval: ctx is NULL");
+    if (!launch)
+        launch = &defaults;
     HPL__LOCK(ctx);
     hpl__kernel *k = NULL;
     int rc = hpl__kernel_get(ctx, kernel, &k);
+    if (rc == HPL_OK && nargs && !args)
+        rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "args is NULL but nargs is %zu", nargs);
     if (rc == HPL_OK)
-        rc = eval_locked(ctx, k, launch ? launch : &defaults, args, nargs);
+        rc = is_multi(launch, args, nargs) ? eval_multi(ctx, k, launch, args, nargs)
+                                           : eval_single(ctx, k, launch, args, nargs);
     if (rc != HPL_OK) {
         char prefix[128];
         snprintf(prefix, sizeof prefix, "hpl_eval(%s)", k ? k->name : "?");
         hpl__error_prefix(prefix);
     }
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+/* ---- parts ------------------------------------------------------------- */
+
+static int part_locked(hpl_context *ctx, hpl_array handle, int index, hpl_array *out, int *device)
+{
+    hpl__array *a = NULL;
+    int rc = hpl__array_get(ctx, handle, &a);
+    if (rc != HPL_OK)
+        return hpl__fail(rc, "array handle %#x is not a live array", handle.id);
+    if (!out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "part is NULL");
+    if (a->split.count == 0)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "array '%s' has not been split by an annotated eval", a->name);
+    if (index < 0 || index >= a->split.count)
+        return hpl__fail(HPL_ERROR_OUT_OF_RANGE, "part %d of array '%s', which has %d part%s", index, a->name,
+                         a->split.count, a->split.count == 1 ? "" : "s");
+    view whole = view_of(a);
+    hpl_partition p = {.on = true, .dim = a->split.dim, .overlap = (int64_t)a->split.overlap};
+    view v = part_view(&whole, &p, a->split.count, index);
+    hpl__array *s = NULL;
+    rc = hpl__subarray_make(ctx, a, &v.at.box, &v.at.owned, false, &s);
+    if (rc != HPL_OK)
+        return rc;
+    out->id = s->id;
+    if (device)
+        *device = a->split.devices[index];
+    return HPL_OK;
+}
+
+int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_array *part, int *device)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_part: ctx is NULL");
+    HPL__LOCK(ctx);
+    int rc = part_locked(ctx, array, index, part, device);
+    if (rc != HPL_OK)
+        hpl__error_prefix("hpl_array_part");
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+int hpl_array_part_count(hpl_context *ctx, hpl_array array)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_part_count: ctx is NULL");
+    HPL__LOCK(ctx);
+    hpl__array *a = NULL;
+    int rc = hpl__array_get(ctx, array, &a);
+    if (rc == HPL_OK)
+        rc = a->split.count;
+    else
+        hpl__fail(rc, "hpl_array_part_count: array handle %#x is not a live array", array.id);
     HPL__UNLOCK(ctx);
     return rc;
 }
@@ -373,17 +734,20 @@ int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int 
     uint32_t words[2] = {0, 0};
     size_t esize = hpl_type_size(a->type);
     memcpy(words, value, esize);
-    view views[HPL__MAX_ARGS] = {{.array = a, .at = {a->root, a->owned, a->owned}, .type = HPL_UINT32,
-                                  .ndims = a->ndims, .words = (uint32_t)(esize / 4)}};
+    subkernel s = {.device = &ctx->devices[device], .variant = &k->variants[0]};
+    view *v = &s.views[0];
+    *v = (view){.array = a, .at = {a->root, a->owned, a->owned}, .type = HPL_UINT32, .ndims = a->ndims,
+                .words = (uint32_t)(esize / 4)};
     for (int i = 0; i < 3; i++)
-        views[0].dims[i] = a->owned.hi[i] - a->owned.lo[i];
-    hpl_launch launch = {.device = device};
-    kernel_dims(&views[0], launch.global);
+        v->dims[i] = a->owned.hi[i] - a->owned.lo[i];
+    kernel_dims(v, s.global);
     for (int i = 0; i < 3; i++)
-        if (launch.global[i] > UINT32_MAX)
+        if (s.global[i] > UINT32_MAX)
             return hpl__fail(HPL_ERROR_TOO_LARGE, "'%s' is too large to fill on a device (a row of over 2^32 words)",
                              a->name);
+    static const uint32_t no_local[3] = {0, 0, 0};
+    rc = subkernel_setup(ctx, &s, no_local);
     hpl_arg args[4] = {hpl_arr((hpl_array){a->id}), hpl_u32(words[0]), hpl_u32(words[1]),
                        hpl_u32((uint32_t)(esize / 4))};
-    return run(ctx, &k->variants[0], &ctx->devices[device], &launch, args, views);
+    return rc == HPL_OK ? subkernel_run(ctx, &s, args, s.global) : rc;
 }

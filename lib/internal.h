@@ -103,6 +103,14 @@ typedef struct hpl__import {
     VkDeviceAddress address; /* of the first element; zero-copy devices only */
 } hpl__import;
 
+/* How the last annotated eval split an array (hpl_array_part). */
+typedef struct hpl__split {
+    int count; /* parts; 0: never split */
+    int dim;
+    uint64_t overlap;
+    int devices[HPL__MAX_DEVICES];
+} hpl__split;
+
 /* An array or a subarray. A subarray is a view of a box of its root; the
  * storage and the coherence state belong to the root. */
 typedef struct hpl__array {
@@ -121,6 +129,7 @@ typedef struct hpl__array {
     uint32_t *children;        /* ids of subarrays made from it, in creation order */
     uint32_t child_count, child_capacity;
     int last_where; /* device index or HPL_ON_HOST: where it was last used */
+    hpl__split split;
 
     /* Roots only. */
     uint8_t *host;
@@ -184,6 +193,7 @@ struct hpl_context {
     hpl__progress *progress;
     int deferred_error; /* first asynchronous error since the last hpl_finish */
     struct hpl__kernel *fill_kernel; /* shaders/fill.comp, made on first use */
+    void *subkernels; /* eval.c's scratch for multi-device evals (HPL__MAX_DEVICES) */
     bool validation;
     uint64_t clock;     /* LRU clock of instances */
     uint64_t operation; /* serial of the operation being built (pins instances) */
