@@ -6,7 +6,9 @@
 #   `const char hpl__prelude_glsl[]`;
 # - every SHADER_DIR/*.comp is compiled with glslc (Vulkan 1.2, -I SHADER_DIR)
 #   and becomes `const uint32_t hpl__<stem>_spv[]` plus
-#   `const size_t hpl__<stem>_spv_words` (declared in lib/embedded.h).
+#   `const size_t hpl__<stem>_spv_words` (declared in lib/embedded.h); one
+#   with a `// embed: NAME v1 v2 ...` line becomes one per value
+#   (hpl__<stem>_<v>_spv, compiled with -DNAME=v).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var GLSLC SHADER_DIR OUTPUT)
@@ -59,17 +61,17 @@ string(APPEND c "/* shaders/hplvk.glsl */\nconst char hpl__prelude_glsl[] = {\n 
 # Every compute shader, as SPIR-V.
 file(GLOB shaders "${SHADER_DIR}/*.comp")
 list(SORT shaders)
-foreach(src IN LISTS shaders)
-    get_filename_component(stem "${src}" NAME_WE)
-    string(MAKE_C_IDENTIFIER "${stem}" id)
-    set(spv "${spv_dir}/${stem}.spv")
+# embed_spirv(<src> <symbol> <glslc options...>): compiles src and appends
+# `const uint32_t hpl__<symbol>_spv[]` and its word count to c.
+function(embed_spirv src symbol)
+    set(spv "${spv_dir}/${symbol}.spv")
     execute_process(
-        COMMAND "${GLSLC}" --target-env=vulkan1.2 -I "${SHADER_DIR}" -fshader-stage=compute "${src}" -o "${spv}"
+        COMMAND "${GLSLC}" --target-env=vulkan1.2 -I "${SHADER_DIR}" -fshader-stage=compute ${ARGN} "${src}" -o "${spv}"
         RESULT_VARIABLE rc
         OUTPUT_VARIABLE log
         ERROR_VARIABLE log)
     if(NOT rc EQUAL 0)
-        message(FATAL_ERROR "embed.cmake: glslc failed on ${src} (exit ${rc}):\n${log}")
+        message(FATAL_ERROR "embed.cmake: glslc failed on ${src} ${ARGN} (exit ${rc}):\n${log}")
     endif()
     file(READ "${spv}" hex HEX)
     string(LENGTH "${hex}" n)
@@ -79,9 +81,30 @@ foreach(src IN LISTS shaders)
         message(FATAL_ERROR "embed.cmake: ${spv} is not SPIR-V (${n} hex digits)")
     endif()
     hex_words(body "${hex}")
-    string(APPEND c "/* shaders/${stem}.comp */\n"
-                    "const uint32_t hpl__${id}_spv[] = {\n    ${body}\n};\n"
-                    "const size_t hpl__${id}_spv_words = ${words};\n\n")
+    get_filename_component(name "${src}" NAME)
+    set(c "${c}/* shaders/${name} ${ARGN} */\n"
+          "const uint32_t hpl__${symbol}_spv[] = {\n    ${body}\n};\n"
+          "const size_t hpl__${symbol}_spv_words = ${words};\n\n" PARENT_SCOPE)
+endfunction()
+
+# Every compute shader, as SPIR-V. A shader with a line
+#   // embed: NAME value1 value2 ...
+# is compiled once per value with -DNAME=value, as hpl__<stem>_<value>_spv.
+foreach(src IN LISTS shaders)
+    get_filename_component(stem "${src}" NAME_WE)
+    string(MAKE_C_IDENTIFIER "${stem}" id)
+    file(STRINGS "${src}" variants REGEX "^// embed: ")
+    if(variants)
+        string(REGEX REPLACE "^// embed: +" "" variants "${variants}")
+        string(REGEX REPLACE " +" ";" variants "${variants}")
+        list(POP_FRONT variants macro)
+        foreach(value IN LISTS variants)
+            string(MAKE_C_IDENTIFIER "${value}" vid)
+            embed_spirv("${src}" "${id}_${vid}" "-D${macro}=${value}")
+        endforeach()
+    else()
+        embed_spirv("${src}" "${id}")
+    endif()
 endforeach()
 
 # Write through a temporary file so that an interrupted run leaves no

@@ -119,18 +119,13 @@ static int register_array(hpl_context *ctx, hpl__array *a, const char *name, con
     return HPL_OK;
 }
 
-int hpl_array_create(hpl_context *ctx, const hpl_array_desc *desc, hpl_array *out)
+int hpl__array_make(hpl_context *ctx, const hpl_array_desc *desc, hpl__array **out)
 {
-    if (!ctx || !desc || !out)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_create: %s is NULL",
-                         !ctx ? "ctx" : !desc ? "desc" : "out");
     int ndims = 0;
     uint64_t count = 0, bytes = 0;
     int rc = check_shape(desc, &ndims, &count, &bytes);
-    if (rc != HPL_OK) {
-        hpl__error_prefix(desc->name ? desc->name : "hpl_array_create");
+    if (rc != HPL_OK)
         return rc;
-    }
     hpl__array *a = hpl__calloc(1, sizeof *a);
     uint64_t lo[3] = {0, 0, 0}, hi[3];
     for (int i = 0; i < 3; i++)
@@ -139,23 +134,36 @@ int hpl_array_create(hpl_context *ctx, const hpl_array_desc *desc, hpl_array *ou
     /* The host holds the initial contents: the user's data, or zeros. */
     if (!a || !hpl__coherence_init(&a->coherence, &whole, true)) {
         hpl__free(a);
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_array_create: out of host memory");
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
     set_shape(a, desc->type, ndims, &whole);
     a->root = a;
     a->host = desc->host;
     a->last_where = HPL_ON_HOST;
-    HPL__LOCK(ctx);
     rc = register_array(ctx, a, desc->name, NULL, NULL);
-    HPL__UNLOCK(ctx);
     if (rc != HPL_OK) {
         hpl__coherence_free(&a->coherence);
         hpl__free(a);
-        hpl__error_prefix("hpl_array_create");
         return rc;
     }
-    out->id = a->id;
+    *out = a;
     return HPL_OK;
+}
+
+int hpl_array_create(hpl_context *ctx, const hpl_array_desc *desc, hpl_array *out)
+{
+    if (!ctx || !desc || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_create: %s is NULL",
+                         !ctx ? "ctx" : !desc ? "desc" : "out");
+    HPL__LOCK(ctx);
+    hpl__array *a = NULL;
+    int rc = hpl__array_make(ctx, desc, &a);
+    if (rc == HPL_OK)
+        out->id = a->id;
+    else
+        hpl__error_prefix(desc->name ? desc->name : "hpl_array_create");
+    HPL__UNLOCK(ctx);
+    return rc;
 }
 
 /* ---- subarrays -------------------------------------------------------- */
@@ -489,6 +497,19 @@ void hpl__subarray_release(hpl_context *ctx, hpl__array *sub)
         destroy_view(ctx, sub);
 }
 
+void hpl__array_drop(hpl_context *ctx, hpl__array *a)
+{
+    if (a->root != a) {
+        destroy_view(ctx, a);
+        return;
+    }
+    /* Remove first: the wait releases the lock, and nobody may find the
+     * array meanwhile. */
+    unregister_tree(ctx, a);
+    wait_array(ctx, a);
+    array_free(ctx, a);
+}
+
 int hpl_array_destroy(hpl_context *ctx, hpl_array handle)
 {
     if (!ctx)
@@ -496,17 +517,10 @@ int hpl_array_destroy(hpl_context *ctx, hpl_array handle)
     HPL__LOCK(ctx);
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
-    if (rc == HPL_OK && a->root != a) {
-        destroy_view(ctx, a);
-    } else if (rc == HPL_OK) {
-        /* Remove first: the wait releases the lock, and nobody may find the
-         * array meanwhile. */
-        unregister_tree(ctx, a);
-        wait_array(ctx, a);
-        array_free(ctx, a);
-    } else {
+    if (rc == HPL_OK)
+        hpl__array_drop(ctx, a);
+    else
         hpl__error_prefix("hpl_array_destroy");
-    }
     HPL__UNLOCK(ctx);
     return rc;
 }
@@ -567,7 +581,7 @@ int hpl_array_get_info(hpl_context *ctx, hpl_array handle, hpl_array_info *out)
 
 /* Returns (and forgets) an asynchronous error of the array's work or of a
  * device it lives on. */
-static int take_error(hpl_context *ctx, hpl__array *root, const char *fn)
+int hpl__take_error(hpl_context *ctx, hpl__array *root, const char *fn)
 {
     int rc = root->error;
     root->error = HPL_OK;
@@ -611,7 +625,7 @@ int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *fetch, bo
 static int host_acquire(hpl_context *ctx, hpl_array handle, hpl__array **a, hpl_access mode, const char *fn)
 {
     hpl__array *root = (*a)->root;
-    int rc = take_error(ctx, root, fn);
+    int rc = hpl__take_error(ctx, root, fn);
     bool ghost = !hpl__box_equal(&(*a)->box, &(*a)->owned);
     if (rc == HPL_OK)
         rc = hpl__host_sync(ctx, root, (mode & HPL_READ) || ghost ? &(*a)->box : NULL, mode & HPL_WRITE);
@@ -719,7 +733,7 @@ int hpl_array_wait(hpl_context *ctx, hpl_array handle)
     if (rc == HPL_OK)
         rc = wait_array(ctx, a->root);
     if (rc == HPL_OK && hpl__array_get(ctx, handle, &a) == HPL_OK)
-        rc = take_error(ctx, a->root, "hpl_array_wait");
+        rc = hpl__take_error(ctx, a->root, "hpl_array_wait");
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_wait");
     HPL__UNLOCK(ctx);

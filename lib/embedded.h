@@ -12,4 +12,10 @@ extern const char hpl__prelude_glsl[];
 extern const uint32_t hpl__fill_spv[];
 extern const size_t hpl__fill_spv_words;
 
+/* shaders/reduce.comp compiled for each element type. */
+extern const uint32_t hpl__reduce_float_spv[], hpl__reduce_double_spv[], hpl__reduce_int_spv[],
+    hpl__reduce_uint_spv[], hpl__reduce_int64_t_spv[], hpl__reduce_uint64_t_spv[];
+extern const size_t hpl__reduce_float_spv_words, hpl__reduce_double_spv_words, hpl__reduce_int_spv_words,
+    hpl__reduce_uint_spv_words, hpl__reduce_int64_t_spv_words, hpl__reduce_uint64_t_spv_words;
+
 #endif

@@ -193,6 +193,7 @@ struct hpl_context {
     hpl__progress *progress;
     int deferred_error; /* first asynchronous error since the last hpl_finish */
     struct hpl__kernel *fill_kernel; /* shaders/fill.comp, made on first use */
+    struct hpl__kernel *reduce_kernels[HPL_TYPE_COUNT_]; /* shaders/reduce.comp per type */
     void *subkernels; /* eval.c's scratch for multi-device evals (HPL__MAX_DEVICES) */
     bool validation;
     uint64_t clock;     /* LRU clock of instances */
@@ -244,6 +245,11 @@ int hpl__host_import(hpl__device *d, void *ptr, size_t size, bool device_address
                      VkDeviceMemory *memory, VkDeviceSize *offset);
 
 /* array.c */
+/* Makes a root array (hpl_array_create with the lock held). */
+int hpl__array_make(hpl_context *ctx, const hpl_array_desc *desc, hpl__array **out);
+/* Destroys an array or subarray (hpl_array_destroy with the lock held; the
+ * wait for an array's work releases it). */
+void hpl__array_drop(hpl_context *ctx, hpl__array *a);
 int hpl__array_get(hpl_context *ctx, hpl_array handle, hpl__array **out);
 hpl__view hpl__view_of(const hpl__array *a);
 int hpl__array_ensure_host(hpl_context *ctx, hpl__array *root);
@@ -262,12 +268,21 @@ hpl__instance *hpl__array_instance(hpl__array *root, int slot);
  * before writing it). Releases the lock while waiting: look handles up
  * again after. */
 int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *fetch, bool for_write);
+/* Returns (then forgets) an asynchronous error of root's work, with a
+ * message naming fn and the array. */
+int hpl__take_error(hpl_context *ctx, hpl__array *root, const char *fn);
 /* Records that the host wrote a's owned box. */
 int hpl__host_written(hpl__array *a);
 /* a's first element in its root's host storage. */
 uint8_t *hpl__host_pointer(const hpl__array *a);
 /* eval.c */
 int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int device);
+/* Can device reduce arrays of type (64-bit types need the features)? */
+bool hpl__reduce_supported(const hpl__device *d, hpl_type type);
+/* Reduces `box` of root on device to `groups` partial values (one per
+ * work-group of 256) in partials[first .. first + groups), asynchronously. */
+int hpl__reduce_on_device(hpl_context *ctx, hpl__array *root, const hpl__box *box, int device, hpl__array *partials,
+                          uint64_t first, uint32_t groups, hpl_reduction op);
 /* Subarrays the library makes for itself (parts of multi-device evals). */
 int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box, const hpl__box *owned,
                        bool internal, hpl__array **out);

@@ -256,6 +256,11 @@ void hpl__kernel_destroy_all(hpl_context *ctx)
     if (ctx->fill_kernel)
         kernel_free(ctx, ctx->fill_kernel);
     ctx->fill_kernel = NULL;
+    for (int t = 0; t < HPL_TYPE_COUNT_; t++) {
+        if (ctx->reduce_kernels[t])
+            kernel_free(ctx, ctx->reduce_kernels[t]);
+        ctx->reduce_kernels[t] = NULL;
+    }
 }
 
 static int kernel_query(hpl_context *ctx, hpl_kernel kernel, const char *fn, const hpl__reflection **r)

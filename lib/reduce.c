@@ -1,0 +1,255 @@
+/* Reductions (hpl_array_reduce): every device reduces the boxes of the
+ * (sub)array whose newest data it holds (shaders/reduce.comp: one partial
+ * value per work-group), the host reduces the rest, and combines. Nothing
+ * moves but the partial values, except data valid only on a device that
+ * cannot reduce its type (no 64-bit support), which goes to the host. */
+#include "internal.h"
+
+#include <string.h>
+
+#define GROUP_SIZE 256u    /* reduce.comp's local size */
+#define MAX_GROUPS 1024u   /* per box: enough to fill a GPU */
+#define MAX_BOX (1u << 31) /* reduce.comp indexes boxes with 32 bits */
+
+/* ---- the accumulator (host side) ---------------------------------------- */
+
+/* Floats add in double; integers in 64-bit unsigned arithmetic (wrapping
+ * like the device's); min and max compare in the type's own order. */
+typedef struct acc {
+    hpl_type type;
+    hpl_reduction op;
+    bool have;
+    union {
+        double f;
+        int64_t i;
+        uint64_t u;
+    } v;
+} acc;
+
+#define ACC_ROW(T, FIELD, ACC_T)                                                   \
+    static void row_##FIELD##_##T(acc *a, const T *x, uint64_t n)                  \
+    {                                                                              \
+        uint64_t k = 0;                                                            \
+        if (!a->have && n) {                                                       \
+            a->v.FIELD = (ACC_T)x[k++];                                            \
+            a->have = true;                                                        \
+        }                                                                          \
+        ACC_T s = a->v.FIELD;                                                      \
+        switch (a->op) {                                                           \
+        case HPL_REDUCE_SUM: for (; k < n; k++) s += (ACC_T)x[k]; break;           \
+        case HPL_REDUCE_PRODUCT: for (; k < n; k++) s *= (ACC_T)x[k]; break;       \
+        case HPL_REDUCE_MIN: for (; k < n; k++) s = x[k] < s ? (ACC_T)x[k] : s; break; \
+        case HPL_REDUCE_MAX: for (; k < n; k++) s = x[k] > s ? (ACC_T)x[k] : s; break; \
+        }                                                                          \
+        a->v.FIELD = s;                                                            \
+    }
+
+ACC_ROW(float, f, double)
+ACC_ROW(double, f, double)
+ACC_ROW(uint32_t, u, uint64_t)
+ACC_ROW(uint64_t, u, uint64_t)
+ACC_ROW(int32_t, i, int64_t)
+ACC_ROW(int64_t, i, int64_t)
+
+/* Signed sums and products wrap: do them on the unsigned bits. */
+static void row_signed_wrapping(acc *a, const void *x, uint64_t n, bool wide)
+{
+    uint64_t s = a->have ? (uint64_t)a->v.i : (a->op == HPL_REDUCE_SUM ? 0 : 1);
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t e = wide ? (uint64_t)((const int64_t *)x)[k] : (uint64_t)(int64_t)((const int32_t *)x)[k];
+        s = a->op == HPL_REDUCE_SUM ? s + e : s * e;
+    }
+    a->v.i = (int64_t)s; /* implementation-defined above INT64_MAX: GCC and Clang keep the bits */
+    a->have = a->have || n;
+}
+
+static void acc_row(acc *a, const void *x, uint64_t n)
+{
+    bool wrapping = a->op == HPL_REDUCE_SUM || a->op == HPL_REDUCE_PRODUCT;
+    switch (a->type) {
+    case HPL_FLOAT32: row_f_float(a, x, n); break;
+    case HPL_FLOAT64: row_f_double(a, x, n); break;
+    case HPL_UINT32: row_u_uint32_t(a, x, n); break;
+    case HPL_UINT64: row_u_uint64_t(a, x, n); break;
+    case HPL_INT32: wrapping ? row_signed_wrapping(a, x, n, false) : row_i_int32_t(a, x, n); break;
+    case HPL_INT64: wrapping ? row_signed_wrapping(a, x, n, true) : row_i_int64_t(a, x, n); break;
+    default: break;
+    }
+}
+
+static void acc_result(const acc *a, void *out)
+{
+    switch (a->type) {
+    case HPL_FLOAT32: *(float *)out = (float)a->v.f; break;
+    case HPL_FLOAT64: *(double *)out = a->v.f; break;
+    case HPL_UINT32: *(uint32_t *)out = (uint32_t)a->v.u; break;
+    case HPL_UINT64: *(uint64_t *)out = a->v.u; break;
+    case HPL_INT32: *(int32_t *)out = (int32_t)(uint32_t)(uint64_t)a->v.i; break;
+    case HPL_INT64: *(int64_t *)out = a->v.i; break;
+    default: break;
+    }
+}
+
+/* Adds box b of root's host storage, row by row. */
+static void acc_box(acc *a, const hpl__array *root, const hpl__box *b)
+{
+    const hpl__box *whole = &root->coherence.whole;
+    size_t esize = hpl_type_size(root->type);
+    uint64_t n = b->hi[2] - b->lo[2];
+    for (uint64_t i = b->lo[0]; i < b->hi[0]; i++) {
+        for (uint64_t j = b->lo[1]; j < b->hi[1]; j++) {
+            uint64_t first[3] = {i, j, b->lo[2]};
+            acc_row(a, root->host + hpl__box_offset(whole, first) * esize, n);
+        }
+    }
+}
+
+/* ---- who reduces what ----------------------------------------------------- */
+
+typedef struct run {
+    int device;
+    hpl__box box;
+    uint64_t first;  /* its partial values in the partials array */
+    uint32_t groups;
+} run;
+
+typedef struct plan {
+    run *runs;
+    int count, capacity;
+    uint64_t partials;
+    hpl__region host; /* what the host reduces */
+} plan;
+
+static bool add_run(plan *p, int device, const hpl__box *box)
+{
+    if (p->count == p->capacity) {
+        int cap = p->capacity ? 2 * p->capacity : 8;
+        run *list = hpl__realloc(p->runs, (size_t)cap * sizeof *list);
+        if (!list)
+            return false;
+        p->runs = list;
+        p->capacity = cap;
+    }
+    uint64_t count = hpl__box_volume(box);
+    uint64_t groups = HPL__MIN((count + GROUP_SIZE - 1) / GROUP_SIZE, MAX_GROUPS);
+    p->runs[p->count++] = (run){.device = device, .box = *box, .first = p->partials, .groups = (uint32_t)groups};
+    p->partials += groups;
+    return true;
+}
+
+/* Gives each device the part of a's box valid in its buffers (first come,
+ * in device order), the host what is left. */
+static bool plan_make(hpl_context *ctx, const hpl__array *a, plan *p)
+{
+    const hpl__array *root = a->root;
+    const hpl__coherence *c = &root->coherence;
+    hpl__region take;
+    hpl__region_init(&take);
+    bool ok = hpl__region_set_box(&p->host, &a->box);
+    for (int i = 0; ok && i < root->instance_count; i++) {
+        const hpl__instance *inst = &root->instances[i];
+        if (!hpl__reduce_supported(&ctx->devices[inst->device], root->type))
+            continue;
+        ok = hpl__region_copy(&take, &c->mem[inst->slot].valid) && hpl__region_intersect(&take, &p->host);
+        for (uint32_t b = 0; ok && b < take.count; b++) {
+            if (hpl__box_volume(&take.boxes[b]) >= MAX_BOX)
+                continue; /* stays with the host */
+            ok = add_run(p, inst->device, &take.boxes[b]) && hpl__region_subtract_box(&p->host, &take.boxes[b]);
+        }
+    }
+    hpl__region_free(&take);
+    return ok;
+}
+
+static void plan_free(plan *p)
+{
+    hpl__free(p->runs);
+    hpl__region_free(&p->host);
+}
+
+/* ---- the reduction -------------------------------------------------------- */
+
+/* Submits the device runs into a new partials array (*partials, NULL when
+ * no device reduces anything) and the fetches of host boxes valid only on a
+ * device. */
+static int submit_runs(hpl_context *ctx, hpl__array *root, const plan *p, hpl_reduction op, hpl__array **partials)
+{
+    int rc = hpl__fetch_to_host(ctx, root, &p->host);
+    if (rc != HPL_OK || p->count == 0)
+        return rc;
+    hpl_array_desc desc = {.type = root->type, .dims = {p->partials}, .name = "partial values"};
+    rc = hpl__array_make(ctx, &desc, partials);
+    for (int i = 0; rc == HPL_OK && i < p->count; i++) {
+        const run *r = &p->runs[i];
+        rc = hpl__reduce_on_device(ctx, root, &r->box, r->device, *partials, r->first, r->groups, op);
+    }
+    return rc;
+}
+
+/* Waits for the partial values and the host boxes, and combines them. The
+ * waits release the lock: handles are looked up again. */
+static int combine(hpl_context *ctx, hpl_array handle, hpl__array *partials, const plan *p, acc *a)
+{
+    int rc = HPL_OK;
+    if (partials) {
+        rc = hpl__host_sync(ctx, partials, &partials->box, false);
+        if (rc == HPL_OK)
+            acc_box(a, partials, &partials->box);
+    }
+    hpl__array *array = NULL;
+    if (rc == HPL_OK)
+        rc = hpl__array_get(ctx, handle, &array);
+    if (rc == HPL_OK)
+        rc = hpl__host_sync(ctx, array->root, NULL, false);
+    if (rc == HPL_OK)
+        rc = hpl__array_get(ctx, handle, &array);
+    for (uint32_t b = 0; rc == HPL_OK && b < p->host.count; b++)
+        acc_box(a, array->root, &p->host.boxes[b]);
+    return rc;
+}
+
+static int reduce_locked(hpl_context *ctx, hpl_array handle, hpl_reduction op, void *result)
+{
+    hpl__array *a = NULL;
+    int rc = hpl__array_get(ctx, handle, &a);
+    if (rc != HPL_OK)
+        return hpl__fail(rc, "array handle %#x is not a live array", handle.id);
+    hpl__array *root = a->root;
+    rc = hpl__take_error(ctx, root, "reduction");
+    if (rc == HPL_OK)
+        rc = hpl__array_ensure_host(ctx, root);
+    if (rc != HPL_OK)
+        return rc;
+    plan p = {0};
+    hpl__region_init(&p.host);
+    hpl__array *partials = NULL;
+    rc = plan_make(ctx, a, &p) ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc == HPL_OK)
+        rc = submit_runs(ctx, root, &p, op, &partials);
+    acc sum = {.type = a->type, .op = op};
+    uint32_t partials_id = partials ? partials->id : 0;
+    if (rc == HPL_OK)
+        rc = combine(ctx, handle, partials, &p, &sum);
+    if (partials_id && hpl__array_get(ctx, (hpl_array){partials_id}, &partials) == HPL_OK)
+        hpl__array_drop(ctx, partials);
+    plan_free(&p);
+    if (rc == HPL_OK)
+        acc_result(&sum, result);
+    return rc;
+}
+
+int hpl_array_reduce(hpl_context *ctx, hpl_array array, hpl_reduction op, void *result)
+{
+    if (!ctx || !result)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_reduce: %s is NULL", !ctx ? "ctx" : "result");
+    if (op < HPL_REDUCE_SUM || op > HPL_REDUCE_MAX)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                         "hpl_array_reduce: op %d is not an hpl_reduction (HPL_REDUCE_SUM, _PRODUCT, _MIN, _MAX)",
+                         (int)op);
+    HPL__LOCK(ctx);
+    int rc = reduce_locked(ctx, array, op, result);
+    if (rc != HPL_OK)
+        hpl__error_prefix("hpl_array_reduce");
+    HPL__UNLOCK(ctx);
+    return rc;
+}
