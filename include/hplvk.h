@@ -447,8 +447,8 @@ HPL_API int hpl_subarray(hpl_context *ctx, hpl_array parent, int nranges, const 
 HPL_API int hpl_subarray_owned(hpl_context *ctx, hpl_array parent, int nranges, const hpl_range *ranges,
                                const hpl_range *owned, hpl_array *out);
 /* The subarrays the user created directly in `parent` and has not destroyed,
- * in creation order (HPL's getSubarray(i)). The library's own subarrays
- * (parts of multi-device evals) are not listed. */
+ * in creation order (HPL's getSubarray(i)); a part of a multi-device eval
+ * is listed once hpl_array_part() has returned it. */
 HPL_API int hpl_subarray_count(hpl_context *ctx, hpl_array parent);
 HPL_API int hpl_subarray_get(hpl_context *ctx, hpl_array parent, int index, hpl_array *out);
 
