@@ -168,12 +168,11 @@ int hpl_array_create(hpl_context *ctx, const hpl_array_desc *desc, hpl_array *ou
 
 /* ---- subarrays -------------------------------------------------------- */
 
-static hpl__array *find_child(hpl_context *ctx, const hpl__array *parent, const hpl__box *box, const hpl__box *owned,
-                              bool internal)
+static hpl__array *find_child(hpl_context *ctx, const hpl__array *parent, const hpl__box *box, const hpl__box *owned)
 {
     for (uint32_t i = 0; i < parent->child_count; i++) {
         hpl__array *c = hpl__pool_get(&ctx->arrays, parent->children[i]);
-        if (c && c->internal == internal && hpl__box_equal(&c->box, box) && hpl__box_equal(&c->owned, owned))
+        if (c && hpl__box_equal(&c->box, box) && hpl__box_equal(&c->owned, owned))
             return c;
     }
     return NULL;
@@ -217,12 +216,11 @@ static void format_ranges(const hpl__array *parent, const hpl__box *box, char *o
         snprintf(out + n, size - n, "]");
 }
 
-int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box, const hpl__box *owned, bool internal,
+int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box, const hpl__box *owned,
                        hpl__array **out)
 {
-    hpl__array *s = find_child(ctx, parent, box, owned, internal);
+    hpl__array *s = find_child(ctx, parent, box, owned);
     if (s) {
-        s->refs += internal;
         *out = s;
         return HPL_OK;
     }
@@ -233,8 +231,6 @@ int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box
     s->owned = *owned;
     s->root = parent->root;
     s->parent = parent;
-    s->internal = internal;
-    s->refs = internal;
     s->last_where = parent->last_where;
     char ranges[200];
     format_ranges(parent, box, ranges, sizeof ranges);
@@ -299,7 +295,7 @@ static int subarray_locked(hpl_context *ctx, hpl_array parent_handle, int nrange
     if (rc != HPL_OK)
         return rc;
     hpl__array *s = NULL;
-    rc = hpl__subarray_make(ctx, parent, &box, owned ? &owned_box : &box, false, &s);
+    rc = hpl__subarray_make(ctx, parent, &box, owned ? &owned_box : &box, &s);
     if (rc == HPL_OK)
         out->id = s->id;
     return rc;
@@ -338,7 +334,7 @@ static hpl__array *user_child(hpl_context *ctx, const hpl__array *parent, int in
     int n = 0;
     for (uint32_t i = 0; i < parent->child_count; i++) {
         hpl__array *c = hpl__pool_get(&ctx->arrays, parent->children[i]);
-        if (c && !c->internal) {
+        if (c) {
             if (n == index)
                 found = c;
             n++;
@@ -489,12 +485,6 @@ static void destroy_view(hpl_context *ctx, hpl__array *a)
     remove_child(a->parent, a->id);
     unregister_tree(ctx, a);
     array_free(ctx, a);
-}
-
-void hpl__subarray_release(hpl_context *ctx, hpl__array *sub)
-{
-    if (sub->internal && --sub->refs == 0)
-        destroy_view(ctx, sub);
 }
 
 void hpl__array_drop(hpl_context *ctx, hpl__array *a)

@@ -673,7 +673,7 @@ static int part_locked(hpl_context *ctx, hpl_array handle, int index, hpl_array 
     hpl_partition p = {.on = true, .dim = a->split.dim, .overlap = (int64_t)a->split.overlap};
     view v = part_view(&whole, &p, a->split.count, index);
     hpl__array *s = NULL;
-    rc = hpl__subarray_make(ctx, a, &v.at.box, &v.at.owned, false, &s);
+    rc = hpl__subarray_make(ctx, a, &v.at.box, &v.at.owned, &s);
     if (rc != HPL_OK)
         return rc;
     out->id = s->id;

@@ -124,8 +124,6 @@ typedef struct hpl__array {
     struct hpl__array *parent; /* NULL for an array */
     hpl__box box;              /* in the root's coordinates */
     hpl__box owned;            /* inside box; box when it has no ghost part */
-    bool internal;             /* made by the library, not listed for the user */
-    uint32_t refs;             /* internal subarrays: users inside the library */
     uint32_t *children;        /* ids of subarrays made from it, in creation order */
     uint32_t child_count, child_capacity;
     int last_where; /* device index or HPL_ON_HOST: where it was last used */
@@ -283,12 +281,10 @@ bool hpl__reduce_supported(const hpl__device *d, hpl_type type);
  * work-group of 256) in partials[first .. first + groups), asynchronously. */
 int hpl__reduce_on_device(hpl_context *ctx, hpl__array *root, const hpl__box *box, int device, hpl__array *partials,
                           uint64_t first, uint32_t groups, hpl_reduction op);
-/* Subarrays the library makes for itself (parts of multi-device evals). */
+/* The subarray of parent with box and owned box (root coordinates): the
+ * existing one, else a new one (hpl_subarray, hpl_array_part). */
 int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box, const hpl__box *owned,
-                       bool internal, hpl__array **out);
-/* Drops one reference to an internal subarray (made with internal = true);
- * the last one destroys it. */
-void hpl__subarray_release(hpl_context *ctx, hpl__array *sub);
+                       hpl__array **out);
 
 /* transfer.c: moving regions between memories */
 /* Where elements of a root live in one buffer: the buffer holds `box` dense
