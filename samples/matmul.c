@@ -13,7 +13,8 @@
  * when M*N*K <= 2^28, else for 4096 pseudo-random elements.
  */
 #define _POSIX_C_SOURCE 199309L
-#include <hplvk.h>
+#define SAMPLE_NAME "matmul"
+#include "sample_util.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -36,34 +37,6 @@ static const char *kernel_src =
 
 /* No libm needed. */
 static double absd(double x) { return x < 0.0 ? -x : x; }
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int log_errors;
-static void log_fn(void *user, hpl_log_level level, const char *message)
-{
-    (void)user;
-    if (level >= HPL_LOG_WARNING)
-        fprintf(stderr, "hplvk %s: %s\n", level >= HPL_LOG_ERROR ? "error" : "warning", message);
-    if (level >= HPL_LOG_ERROR)
-        log_errors++;
-}
-
-static void token_name(const char *in, char *out, size_t cap)
-{
-    size_t j = 0;
-    for (size_t i = 0; in[i] && j + 1 < cap; i++) {
-        if (in[i] == ',')
-            continue;
-        out[j++] = in[i] == ' ' ? '_' : in[i];
-    }
-    out[j] = '\0';
-}
 
 /* Small deterministic generator: values in [-1, 1). */
 static uint32_t rng_state = 12345u;
@@ -119,10 +92,8 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < K * N; i++)
         hb[i] = rnd();
 
-    CHECK(hpl_context_create(&(hpl_context_desc){.log = log_fn}, &ctx));
-    hpl_device_info info;
-    CHECK(hpl_device_get_info(ctx, 0, &info));
-    token_name(info.name, devname, sizeof devname);
+    CHECK(hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx));
+    CHECK(sample_device_list(ctx, &(int){0}, 1, devname, sizeof devname));
 
     CHECK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_FLOAT32, .dims = {M, K}, .name = "A"}, &a));
     CHECK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_FLOAT32, .dims = {K, N}, .name = "B"}, &b));
@@ -136,10 +107,10 @@ int main(int argc, char **argv)
     CHECK(hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_arr(c), hpl_arr(a), hpl_arr(b))));
     CHECK(hpl_array_wait(ctx, c));
     for (int r = 0; r < reps; r++) {
-        double t0 = now_ms();
+        double t0 = sample_now_ms();
         CHECK(hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_arr(c), hpl_arr(a), hpl_arr(b))));
         CHECK(hpl_array_wait(ctx, c));
-        double t = now_ms() - t0;
+        double t = sample_now_ms() - t0;
         if (r == 0 || t < best)
             best = t;
     }
@@ -181,9 +152,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "matmul: checked %" PRIu64 " elements, worst relative error %.3g (tolerance %.3g), %" PRIu64 " wrong\n",
             checks, worst, tol, bad);
     CHECK(hpl_finish(ctx));
-    verified = bad == 0 && log_errors == 0;
-    if (log_errors)
-        fprintf(stderr, "matmul: %d error messages from the library or the validation layer\n", log_errors);
+    verified = sample_log_clean() && bad == 0;
 
 done:
     hpl_context_destroy(ctx);

@@ -12,7 +12,8 @@
  * Lavapipe devices.
  */
 #define _POSIX_C_SOURCE 199309L
-#include <hplvk.h>
+#define SAMPLE_NAME "multi_device"
+#include "sample_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,38 +25,6 @@ static const char *kernel_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_in(float, 1) a; hpl_in(float, 1) b; hpl_out(float, 1) c; };\n"
     "void main() { uint i = hpl_global_id.x; hpl_at(c, i) = hpl_at(a, i) + hpl_at(b, i); }\n";
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int log_errors;
-static void log_fn(void *user, hpl_log_level level, const char *message)
-{
-    (void)user;
-    if (level >= HPL_LOG_WARNING)
-        fprintf(stderr, "hplvk %s: %s\n", level >= HPL_LOG_ERROR ? "error" : "warning", message);
-    if (level >= HPL_LOG_ERROR)
-        log_errors++;
-}
-
-/* Appends a device name as one token of the RESULT device list: spaces
- * become '_', commas are dropped (they separate the devices). */
-static void append_name(char *out, size_t cap, const char *in)
-{
-    size_t j = strlen(out);
-    if (j > 0 && j + 1 < cap)
-        out[j++] = ',';
-    for (size_t i = 0; in[i] && j + 1 < cap; i++) {
-        if (in[i] == ',')
-            continue;
-        out[j++] = in[i] == ' ' ? '_' : in[i];
-    }
-    out[j] = '\0';
-}
 
 static float value_a(uint64_t i) { return (float)(i % 65536) * 0.5f; }
 static float value_b(uint64_t i) { return (float)(i % 4093) * 0.25f; }
@@ -93,7 +62,7 @@ int main(int argc, char **argv)
     float *result = NULL;
     hpl_kernel k;
 
-    CHECK(hpl_context_create(&(hpl_context_desc){.log = log_fn}, &ctx));
+    CHECK(hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx));
     ndev = hpl_device_count(ctx);
     if (ndev < 1) {
         fprintf(stderr, "multi_device: hpl_device_count returned %d: %s\n", ndev, hpl_last_error());
@@ -102,7 +71,7 @@ int main(int argc, char **argv)
     for (int d = 0; d < ndev; d++) {
         hpl_device_info info;
         CHECK(hpl_device_get_info(ctx, d, &info));
-        append_name(devnames, sizeof devnames, info.name);
+        sample_append_name(devnames, sizeof devnames, info.name);
         fprintf(stderr, "multi_device: device %d: %s (physical %u, replica %u)\n", d, info.name, info.physical_index,
                 info.replica);
     }
@@ -163,7 +132,7 @@ int main(int argc, char **argv)
             pb[i] = value_b(bl->lo + i);
     }
 
-    double t0 = now_ms();
+    double t0 = sample_now_ms();
     for (int d = 0; d < ndev; d++) {
         block *bl = &blocks[d];
         if (bl->len == 0)
@@ -176,7 +145,7 @@ int main(int argc, char **argv)
             continue;
         CHECK(hpl_array_read(ctx, bl->c, result + bl->lo, bl->len * sizeof *result));
     }
-    ms = now_ms() - t0;
+    ms = sample_now_ms() - t0;
 
     uint64_t bad = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -190,9 +159,7 @@ int main(int argc, char **argv)
     if (bad)
         fprintf(stderr, "multi_device: %" PRIu64 " of %" PRIu64 " elements wrong\n", bad, n);
     CHECK(hpl_finish(ctx));
-    verified = bad == 0 && log_errors == 0;
-    if (log_errors)
-        fprintf(stderr, "multi_device: %d error messages from the library or the validation layer\n", log_errors);
+    verified = sample_log_clean() && bad == 0;
 
 done:
     hpl_context_destroy(ctx);

@@ -12,7 +12,8 @@
  * status is non-zero unless the result is verified.
  */
 #define _POSIX_C_SOURCE 199309L
-#include <hplvk.h>
+#define SAMPLE_NAME "vector_add"
+#include "sample_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,38 +25,6 @@ static const char *kernel_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_in(float, 1) a; hpl_in(float, 1) b; hpl_out(float, 1) c; };\n"
     "void main() { uint i = hpl_global_id.x; hpl_at(c, i) = hpl_at(a, i) + hpl_at(b, i); }\n";
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* Validation messages reach the log at HPL_LOG_ERROR: count them, so a run
- * that triggers any fails. */
-static int log_errors;
-static void log_fn(void *user, hpl_log_level level, const char *message)
-{
-    (void)user;
-    if (level >= HPL_LOG_WARNING)
-        fprintf(stderr, "hplvk %s: %s\n", level >= HPL_LOG_ERROR ? "error" : "warning", message);
-    if (level >= HPL_LOG_ERROR)
-        log_errors++;
-}
-
-/* A device name as one RESULT token: spaces become '_', commas are dropped
- * (they separate the devices). */
-static void token_name(const char *in, char *out, size_t cap)
-{
-    size_t j = 0;
-    for (size_t i = 0; in[i] && j + 1 < cap; i++) {
-        if (in[i] == ',')
-            continue;
-        out[j++] = in[i] == ' ' ? '_' : in[i];
-    }
-    out[j] = '\0';
-}
 
 #define CHECK(call)                                                                                  \
     do {                                                                                             \
@@ -84,10 +53,8 @@ int main(int argc, char **argv)
     hpl_array a, b, c;
     hpl_kernel k;
 
-    CHECK(hpl_context_create(&(hpl_context_desc){.log = log_fn}, &ctx));
-    hpl_device_info info;
-    CHECK(hpl_device_get_info(ctx, 0, &info));
-    token_name(info.name, devname, sizeof devname);
+    CHECK(hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx));
+    CHECK(sample_device_list(ctx, &(int){0}, 1, devname, sizeof devname));
 
     CHECK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_FLOAT32, .dims = {n}, .name = "a"}, &a));
     CHECK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_FLOAT32, .dims = {n}, .name = "b"}, &b));
@@ -114,10 +81,10 @@ int main(int argc, char **argv)
         pb[i] = (float)((n - i) % 4096) * 0.25f;
 
     const float *pc;
-    double t0 = now_ms();
+    double t0 = sample_now_ms();
     CHECK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_arr(c))));
     CHECK(hpl_array_access(ctx, c, HPL_READ, (void **)&pc));
-    ms = now_ms() - t0;
+    ms = sample_now_ms() - t0;
 
     /* Recompute a and b from their formulas (the pointers to a and b are no
      * longer valid: the eval touched those arrays). */
@@ -133,9 +100,7 @@ int main(int argc, char **argv)
     if (bad)
         fprintf(stderr, "vector_add: %" PRIu64 " of %" PRIu64 " elements wrong\n", bad, n);
     CHECK(hpl_finish(ctx));
-    verified = bad == 0 && log_errors == 0;
-    if (log_errors)
-        fprintf(stderr, "vector_add: %d error messages from the library or the validation layer\n", log_errors);
+    verified = sample_log_clean() && bad == 0;
 
 done:
     hpl_context_destroy(ctx);

@@ -1,0 +1,275 @@
+/*
+ * game_of_life — Conway's Game of Life split by rows over the default
+ * devices, with no halo-exchange code (the paper's fig. A.16 without its
+ * exchange loop).
+ *
+ *   game_of_life [rows [cols [steps]]]     default 512 512 100
+ *
+ * Each step is one eval, hpl_part1(src, 1), hpl_part1(dst, 1), the two
+ * grids swapped every step: each device computes its rows, and the library
+ * refreshes the halo rows a part reads from the neighbour that wrote them.
+ * Border cells (first/last row and column) stay dead.
+ *
+ * The first step warms up (compiles on every device, uploads the parts);
+ * the other steps are timed up to the end of their work, and the bytes
+ * moved during them are checked against two halo rows each way per
+ * boundary between parts. The result must equal, bit for bit, a host
+ * computation of the same steps and the same steps run on device 0 alone
+ * in the same context.
+ */
+#define _POSIX_C_SOURCE 199309L
+#define SAMPLE_NAME "game_of_life"
+#include "sample_util.h"
+
+#include <stdlib.h>
+
+/* The kernel sees its part, halo rows included, as a whole array; r is a
+ * row of the part and g the same row of the whole grid. A halo row (a part
+ * edge that is not a grid edge) belongs to the neighbour: it is read but
+ * not written (writes outside the owned rows would be dropped anyway, and
+ * land on zero-copy devices). Every other cell of the part, i.e. every
+ * cell of the owned rows, is written, as hpl_out requires. With a one-row
+ * first or last part the test below takes a halo row at the grid edge for
+ * a border row: it then writes the 0 that row holds anyway. */
+static const char *life_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(int, 2) src; hpl_out(int, 2) dst; };\n"
+    "void main() {\n"
+    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
+    "    uint g = hpl_subkernel_offset.x + r;\n"
+    "    uint rows = hpl_global_size.x, cols = hpl_global_size.y;\n"
+    "    if ((r == 0u && g != 0u) || (r == src.dims.x - 1u && g != rows - 1u))\n"
+    "        return;\n"
+    "    if (g == 0u || g == rows - 1u || c == 0u || c == cols - 1u) {\n"
+    "        hpl_at2(dst, r, c) = 0;\n"
+    "        return;\n"
+    "    }\n"
+    "    int n = hpl_at2(src, r - 1u, c - 1u) + hpl_at2(src, r - 1u, c) + hpl_at2(src, r - 1u, c + 1u)\n"
+    "          + hpl_at2(src, r, c - 1u) + hpl_at2(src, r, c + 1u)\n"
+    "          + hpl_at2(src, r + 1u, c - 1u) + hpl_at2(src, r + 1u, c) + hpl_at2(src, r + 1u, c + 1u);\n"
+    "    hpl_at2(dst, r, c) = (n == 3 || (n == 2 && hpl_at2(src, r, c) != 0)) ? 1 : 0;\n"
+    "}\n";
+
+typedef struct life_size {
+    uint64_t rows, cols, steps;
+} life_size;
+
+/* Random cells, about 30% alive, from a fixed-seed LCG so that every run
+ * (and every device count) starts from the same grid; borders dead. */
+static void initial_grid(int32_t *g, life_size sz)
+{
+    uint32_t state = 20240601u;
+    for (uint64_t i = 0; i < sz.rows; i++)
+        for (uint64_t j = 0; j < sz.cols; j++) {
+            state = state * 1664525u + 1013904223u;
+            bool border = i == 0 || j == 0 || i == sz.rows - 1 || j == sz.cols - 1;
+            g[i * sz.cols + j] = !border && (state >> 24) < 77u;
+        }
+}
+
+static void host_step(const int32_t *in, int32_t *out, life_size sz)
+{
+    const uint64_t C = sz.cols;
+    for (uint64_t i = 0; i < sz.rows; i++)
+        for (uint64_t j = 0; j < C; j++) {
+            if (i == 0 || j == 0 || i == sz.rows - 1 || j == C - 1) {
+                out[i * C + j] = 0;
+                continue;
+            }
+            int n = 0;
+            for (int di = -1; di <= 1; di++)
+                for (int dj = -1; dj <= 1; dj++)
+                    n += (di || dj) ? in[(i + (uint64_t)di) * C + j + (uint64_t)dj] : 0;
+            out[i * C + j] = n == 3 || (n == 2 && in[i * C + j] != 0);
+        }
+}
+
+/* grid[0] holds the start; returns the grid that holds the last step. */
+static int32_t *host_reference(int32_t *grid[2], life_size sz)
+{
+    for (uint64_t s = 0; s < sz.steps; s++)
+        host_step(grid[s % 2], grid[(s + 1) % 2], sz);
+    return grid[sz.steps % 2];
+}
+
+/* Two grids on the library's side, the first holding the start. */
+static int make_grids(hpl_context *ctx, const int32_t *start, life_size sz, const char *tag, hpl_array g[2])
+{
+    char name[2][32];
+    for (int i = 0; i < 2; i++) {
+        snprintf(name[i], sizeof name[i], "%s_%c", tag, 'a' + i);
+        SAMPLE_TRY(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_INT32, .dims = {sz.rows, sz.cols}, .name = name[i]},
+                                    &g[i]));
+    }
+    SAMPLE_TRY(hpl_array_write(ctx, g[0], start, sz.rows * sz.cols * sizeof *start));
+    return HPL_OK;
+}
+
+/* Steps first .. last-1: step s reads g[s % 2] and writes the other. */
+static int run_steps(hpl_context *ctx, hpl_kernel life, const hpl_launch *launch, const hpl_array g[2], uint64_t first,
+                     uint64_t last)
+{
+    for (uint64_t s = first; s < last; s++)
+        SAMPLE_TRY(hpl_eval(ctx, life, launch, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
+    return HPL_OK;
+}
+
+typedef struct life_run {
+    double ms;       /* steps 1 .. steps-1, up to the end of their work */
+    hpl_stats stats; /* what moved during those steps */
+    int parts;       /* parts of the last eval */
+} life_run;
+
+/* The multi-device run on the default devices (launch NULL); the result
+ * lands in `out`. */
+static int run_default(hpl_context *ctx, hpl_kernel life, const int32_t *start, life_size sz, int32_t *out,
+                       life_run *run)
+{
+    hpl_array g[2];
+    SAMPLE_TRY(make_grids(ctx, start, sz, "multi", g));
+    SAMPLE_TRY(run_steps(ctx, life, NULL, g, 0, 1));
+    SAMPLE_TRY(hpl_finish(ctx));
+    /* From here on only halo rows should move. */
+    SAMPLE_TRY(hpl_stats_reset(ctx));
+    double t0 = sample_now_ms();
+    SAMPLE_TRY(run_steps(ctx, life, NULL, g, 1, sz.steps));
+    SAMPLE_TRY(hpl_finish(ctx));
+    run->ms = sample_now_ms() - t0;
+    SAMPLE_TRY(hpl_stats_get(ctx, &run->stats));
+    run->parts = hpl_array_part_count(ctx, g[sz.steps % 2]);
+    SAMPLE_TRY(hpl_array_read(ctx, g[sz.steps % 2], out, sz.rows * sz.cols * sizeof *out));
+    SAMPLE_TRY(hpl_array_destroy(ctx, g[0]));
+    SAMPLE_TRY(hpl_array_destroy(ctx, g[1]));
+    return HPL_OK;
+}
+
+/* The same steps on device 0 alone, same annotations, separate arrays. */
+static int run_single(hpl_context *ctx, hpl_kernel life, const int32_t *start, life_size sz, int32_t *out)
+{
+    const hpl_launch one = {.devices = {0}, .device_count = 1};
+    hpl_array g[2];
+    SAMPLE_TRY(make_grids(ctx, start, sz, "single", g));
+    SAMPLE_TRY(run_steps(ctx, life, &one, g, 0, sz.steps));
+    SAMPLE_TRY(hpl_array_read(ctx, g[sz.steps % 2], out, sz.rows * sz.cols * sizeof *out));
+    SAMPLE_TRY(hpl_array_destroy(ctx, g[0]));
+    SAMPLE_TRY(hpl_array_destroy(ctx, g[1]));
+    return HPL_OK;
+}
+
+static bool same_grid(const char *what, const int32_t *got, const int32_t *want, life_size sz)
+{
+    uint64_t bad = 0, n = sz.rows * sz.cols;
+    for (uint64_t i = 0; i < n; i++)
+        if (got[i] != want[i] && bad++ < 5)
+            fprintf(stderr, SAMPLE_NAME ": %s: cell (%" PRIu64 ", %" PRIu64 ") = %d, expected %d\n", what,
+                    i / sz.cols, i % sz.cols, got[i], want[i]);
+    if (bad)
+        fprintf(stderr, SAMPLE_NAME ": %s: %" PRIu64 " of %" PRIu64 " cells differ\n", what, bad, n);
+    return bad == 0;
+}
+
+static uint64_t alive(const int32_t *g, life_size sz)
+{
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < sz.rows * sz.cols; i++)
+        n += g[i] != 0;
+    return n;
+}
+
+static bool parse_size(int argc, char **argv, life_size *sz)
+{
+    *sz = (life_size){512, 512, 100};
+    uint64_t *v[3] = {&sz->rows, &sz->cols, &sz->steps};
+    if (argc > 4)
+        return false;
+    for (int i = 1; i < argc; i++)
+        *v[i - 1] = strtoull(argv[i], NULL, 0);
+    /* Three rows and columns for one interior cell; two steps for one
+     * warm-up step and at least one timed. */
+    return sz->rows >= 3 && sz->cols >= 3 && sz->steps >= 2;
+}
+
+/* host[0]: the start; host[1], host[2]: the reference's grids; host[3]: the
+ * multi-device result; host[4]: device 0's. */
+enum { START, REF_A, REF_B, MULTI, SINGLE, HOST_GRIDS };
+
+static int run_devices(hpl_context *ctx, const int *devices, int ndev, life_size sz, int32_t *host[HOST_GRIDS],
+                       char *devnames, size_t cap, life_run *run)
+{
+    hpl_kernel life;
+    SAMPLE_TRY(sample_device_list(ctx, devices, ndev, devnames, cap));
+    SAMPLE_TRY(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = life_src, .name = "life"}}, &life));
+    SAMPLE_TRY(run_default(ctx, life, host[START], sz, host[MULTI], run));
+    SAMPLE_TRY(run_single(ctx, life, host[START], sz, host[SINGLE]));
+    return HPL_OK;
+}
+
+/* The checks; each prints what it found wrong. */
+static bool check(hpl_context *ctx, const int *devices, int ndev, life_size sz, int32_t *host[HOST_GRIDS],
+                  const life_run *run)
+{
+    memcpy(host[REF_A], host[START], sz.rows * sz.cols * sizeof(int32_t));
+    const int32_t *ref = host_reference((int32_t *[2]){host[REF_A], host[REF_B]}, sz);
+    int want_parts = sz.rows < (uint64_t)ndev ? (int)sz.rows : ndev;
+    bool parts_ok = run->parts == want_parts;
+    if (!parts_ok)
+        fprintf(stderr, SAMPLE_NAME ": %d parts, expected %d\n", run->parts, want_parts);
+    bool halo_ok =
+        sample_halo_report(ctx, &run->stats, sz.steps - 1, sz.rows, sz.cols * sizeof(int32_t), devices, want_parts);
+    bool ref_ok = same_grid("multi-device vs host", host[MULTI], ref, sz);
+    bool single_ok = same_grid("multi-device vs device 0 alone", host[MULTI], host[SINGLE], sz);
+    fprintf(stderr, SAMPLE_NAME ": %" PRIu64 " of %" PRIu64 " cells alive after %" PRIu64 " steps\n", alive(ref, sz),
+            sz.rows * sz.cols, sz.steps);
+    return parts_ok && halo_ok && ref_ok && single_ok;
+}
+
+/* Everything but the RESULT line; returns whether the run is verified. */
+static bool run_all(life_size sz, int32_t *host[HOST_GRIDS], char *devnames, size_t cap, life_run *run)
+{
+    hpl_context *ctx = NULL;
+    if (hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
+        fprintf(stderr, SAMPLE_NAME ": hpl_context_create failed: %s\n", hpl_last_error());
+        return false;
+    }
+    int devices[HPL_MAX_DEVICES];
+    int ndev = sample_default_devices(ctx, devices);
+    bool ok = run_devices(ctx, devices, ndev, sz, host, devnames, cap, run) == HPL_OK &&
+              check(ctx, devices, ndev, sz, host, run);
+    /* An error that surfaced asynchronously fails the run too. */
+    ok = hpl_finish(ctx) == HPL_OK && ok;
+    hpl_context_destroy(ctx);
+    return sample_log_clean() && ok;
+}
+
+int main(int argc, char **argv)
+{
+    /* Line-buffered, so that stdout and stderr interleave in order in logs. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    life_size sz;
+    if (!parse_size(argc, argv, &sz)) {
+        fprintf(stderr, "usage: %s [rows >= 3 [cols >= 3 [steps >= 2]]]\n", argv[0]);
+        return 2;
+    }
+    int32_t *host[HOST_GRIDS];
+    bool have_memory = true;
+    for (int i = 0; i < HOST_GRIDS; i++)
+        have_memory &= (host[i] = malloc(sz.rows * sz.cols * sizeof(int32_t))) != NULL;
+    char devnames[4096] = "none";
+    life_run run = {0};
+    bool verified = false;
+    if (have_memory) {
+        initial_grid(host[START], sz);
+        verified = run_all(sz, host, devnames, sizeof devnames, &run);
+    } else {
+        fprintf(stderr, SAMPLE_NAME ": out of host memory\n");
+    }
+    for (int i = 0; i < HOST_GRIDS; i++)
+        free(host[i]);
+    /* rate: cell updates per second over the timed steps. */
+    double cells = (double)sz.rows * (double)sz.cols * (double)(sz.steps - 1);
+    double rate = run.ms > 0.0 ? cells / (run.ms * 1e-3) / 1e6 : 0.0;
+    printf("RESULT name=game_of_life devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64
+           " time_ms=%.3f rate=%.4gMcell/s verified=%s\n",
+           devnames, sz.rows, sz.cols, sz.steps, run.ms, rate, verified ? "yes" : "no");
+    return verified ? 0 : 1;
+}

@@ -1,0 +1,280 @@
+/*
+ * jacobi — 2-D Jacobi iteration on a float grid split by rows over the
+ * default devices, with no halo-exchange code.
+ *
+ *   jacobi [rows [cols [steps]]]      default 512 512 100
+ *
+ * Interior cells become the mean of their four neighbours,
+ * 0.25f * (((up + down) + left) + right); boundary cells keep their value
+ * (top row 1, the other boundaries 0; the interior starts from fixed-seed
+ * pseudo-random values in [0, 1)). Each step is one eval,
+ * hpl_part1(src, 1), hpl_part1(dst, 1), the two grids swapped every step;
+ * the library refreshes the halo rows each part reads.
+ *
+ * The first step warms up (compiles on every device, uploads the parts);
+ * the other steps are timed up to the end of their work, and the bytes
+ * moved during them are checked against two halo rows each way per
+ * boundary between parts. The result must equal, bit for bit, the same
+ * steps run on device 0 alone in the same context (same kernel, same
+ * data: any difference is a coherence bug), and a host computation of the
+ * same expression in the same order within a relative tolerance of 1e-6
+ * (the device's float arithmetic may differ from the host's, e.g. in how
+ * it rounds or flushes denormals; with `precise` forbidding reassociation
+ * and contraction it is exact in practice).
+ */
+#define _POSIX_C_SOURCE 199309L
+#define SAMPLE_NAME "jacobi"
+#include "sample_util.h"
+
+#include <stdlib.h>
+
+/* The kernel sees its part, halo rows included, as a whole array; r is a
+ * row of the part and g the same row of the whole grid. A halo row (a part
+ * edge that is not a grid edge) belongs to the neighbour: it is read but
+ * not written (writes outside the owned rows would be dropped anyway, and
+ * land on zero-copy devices). Every other cell of the part, i.e. every
+ * cell of the owned rows, is written, as hpl_out requires: boundary cells
+ * copied, interior cells averaged. With a one-row first or last part the
+ * test below takes a halo row at the grid edge for a boundary row: it then
+ * copies the value that row holds anyway. `precise`: the sum is taken in
+ * exactly the order written, as on the host. */
+static const char *jacobi_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(float, 2) src; hpl_out(float, 2) dst; };\n"
+    "void main() {\n"
+    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
+    "    uint g = hpl_subkernel_offset.x + r;\n"
+    "    uint rows = hpl_global_size.x, cols = hpl_global_size.y;\n"
+    "    if ((r == 0u && g != 0u) || (r == src.dims.x - 1u && g != rows - 1u))\n"
+    "        return;\n"
+    "    if (g == 0u || g == rows - 1u || c == 0u || c == cols - 1u) {\n"
+    "        hpl_at2(dst, r, c) = hpl_at2(src, r, c);\n"
+    "        return;\n"
+    "    }\n"
+    "    precise float s = ((hpl_at2(src, r - 1u, c) + hpl_at2(src, r + 1u, c)) + hpl_at2(src, r, c - 1u))\n"
+    "                    + hpl_at2(src, r, c + 1u);\n"
+    "    precise float v = 0.25 * s;\n"
+    "    hpl_at2(dst, r, c) = v;\n"
+    "}\n";
+
+typedef struct grid_size {
+    uint64_t rows, cols, steps;
+} grid_size;
+
+/* Top row 1, other boundaries 0, interior pseudo-random in [0, 1) from a
+ * fixed-seed LCG (every run starts from the same grid). A random interior
+ * keeps every cell busy from the first step and keeps values far from
+ * denormals, where devices may flush to zero. */
+static void initial_grid(float *g, grid_size sz)
+{
+    uint32_t state = 20240602u;
+    for (uint64_t i = 0; i < sz.rows; i++)
+        for (uint64_t j = 0; j < sz.cols; j++) {
+            state = state * 1664525u + 1013904223u;
+            bool border = i == 0 || j == 0 || i == sz.rows - 1 || j == sz.cols - 1;
+            g[i * sz.cols + j] = i == 0 ? 1.0f : border ? 0.0f : (float)(state >> 8) * (1.0f / 16777216.0f);
+        }
+}
+
+/* The kernel's expression, in the kernel's order. */
+static void host_step(const float *in, float *out, grid_size sz)
+{
+    const uint64_t C = sz.cols;
+    for (uint64_t i = 0; i < sz.rows; i++)
+        for (uint64_t j = 0; j < C; j++) {
+            if (i == 0 || j == 0 || i == sz.rows - 1 || j == C - 1) {
+                out[i * C + j] = in[i * C + j];
+                continue;
+            }
+            float s = ((in[(i - 1) * C + j] + in[(i + 1) * C + j]) + in[i * C + j - 1]) + in[i * C + j + 1];
+            out[i * C + j] = 0.25f * s;
+        }
+}
+
+/* grid[0] holds the start; returns the grid that holds the last step. */
+static float *host_reference(float *grid[2], grid_size sz)
+{
+    for (uint64_t s = 0; s < sz.steps; s++)
+        host_step(grid[s % 2], grid[(s + 1) % 2], sz);
+    return grid[sz.steps % 2];
+}
+
+/* Two grids on the library's side, the first holding the start. */
+static int make_grids(hpl_context *ctx, const float *start, grid_size sz, const char *tag, hpl_array g[2])
+{
+    char name[2][32];
+    for (int i = 0; i < 2; i++) {
+        snprintf(name[i], sizeof name[i], "%s_%c", tag, 'a' + i);
+        SAMPLE_TRY(hpl_array_create(
+            ctx, &(hpl_array_desc){.type = HPL_FLOAT32, .dims = {sz.rows, sz.cols}, .name = name[i]}, &g[i]));
+    }
+    SAMPLE_TRY(hpl_array_write(ctx, g[0], start, sz.rows * sz.cols * sizeof *start));
+    return HPL_OK;
+}
+
+/* Steps first .. last-1: step s reads g[s % 2] and writes the other. */
+static int run_steps(hpl_context *ctx, hpl_kernel k, const hpl_launch *launch, const hpl_array g[2], uint64_t first,
+                     uint64_t last)
+{
+    for (uint64_t s = first; s < last; s++)
+        SAMPLE_TRY(hpl_eval(ctx, k, launch, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
+    return HPL_OK;
+}
+
+typedef struct grid_run {
+    double ms;       /* steps 1 .. steps-1, up to the end of their work */
+    hpl_stats stats; /* what moved during those steps */
+    int parts;       /* parts of the last eval */
+} grid_run;
+
+/* The multi-device run on the default devices (launch NULL); the result
+ * lands in `out`. */
+static int run_default(hpl_context *ctx, hpl_kernel k, const float *start, grid_size sz, float *out, grid_run *run)
+{
+    hpl_array g[2];
+    SAMPLE_TRY(make_grids(ctx, start, sz, "multi", g));
+    SAMPLE_TRY(run_steps(ctx, k, NULL, g, 0, 1));
+    SAMPLE_TRY(hpl_finish(ctx));
+    /* From here on only halo rows should move. */
+    SAMPLE_TRY(hpl_stats_reset(ctx));
+    double t0 = sample_now_ms();
+    SAMPLE_TRY(run_steps(ctx, k, NULL, g, 1, sz.steps));
+    SAMPLE_TRY(hpl_finish(ctx));
+    run->ms = sample_now_ms() - t0;
+    SAMPLE_TRY(hpl_stats_get(ctx, &run->stats));
+    run->parts = hpl_array_part_count(ctx, g[sz.steps % 2]);
+    SAMPLE_TRY(hpl_array_read(ctx, g[sz.steps % 2], out, sz.rows * sz.cols * sizeof *out));
+    SAMPLE_TRY(hpl_array_destroy(ctx, g[0]));
+    SAMPLE_TRY(hpl_array_destroy(ctx, g[1]));
+    return HPL_OK;
+}
+
+/* The same steps on device 0 alone, same annotations, separate arrays. */
+static int run_single(hpl_context *ctx, hpl_kernel k, const float *start, grid_size sz, float *out)
+{
+    const hpl_launch one = {.devices = {0}, .device_count = 1};
+    hpl_array g[2];
+    SAMPLE_TRY(make_grids(ctx, start, sz, "single", g));
+    SAMPLE_TRY(run_steps(ctx, k, &one, g, 0, sz.steps));
+    SAMPLE_TRY(hpl_array_read(ctx, g[sz.steps % 2], out, sz.rows * sz.cols * sizeof *out));
+    SAMPLE_TRY(hpl_array_destroy(ctx, g[0]));
+    SAMPLE_TRY(hpl_array_destroy(ctx, g[1]));
+    return HPL_OK;
+}
+
+static double absd(double x) { return x < 0.0 ? -x : x; }
+
+/* tolerance < 0: bit for bit; else |got - want| <= tolerance * |want|. */
+static bool same_grid(const char *what, const float *got, const float *want, grid_size sz, double tolerance)
+{
+    uint64_t bad = 0, n = sz.rows * sz.cols;
+    double worst = 0.0;
+    for (uint64_t i = 0; i < n; i++) {
+        double err = absd((double)got[i] - (double)want[i]);
+        bool ok = tolerance < 0.0 ? memcmp(&got[i], &want[i], sizeof got[i]) == 0 : err <= tolerance * absd(want[i]);
+        if (want[i] != 0.0f && err / absd(want[i]) > worst)
+            worst = err / absd(want[i]);
+        if (!ok && bad++ < 5)
+            fprintf(stderr, SAMPLE_NAME ": %s: cell (%" PRIu64 ", %" PRIu64 ") = %.9g, expected %.9g\n", what,
+                    i / sz.cols, i % sz.cols, (double)got[i], (double)want[i]);
+    }
+    fprintf(stderr, SAMPLE_NAME ": %s: %" PRIu64 " of %" PRIu64 " cells differ (%s), worst relative error %.3g\n", what,
+            bad, n, tolerance < 0.0 ? "bit for bit" : "relative tolerance 1e-6", worst);
+    return bad == 0;
+}
+
+static bool parse_size(int argc, char **argv, grid_size *sz)
+{
+    *sz = (grid_size){512, 512, 100};
+    uint64_t *v[3] = {&sz->rows, &sz->cols, &sz->steps};
+    if (argc > 4)
+        return false;
+    for (int i = 1; i < argc; i++)
+        *v[i - 1] = strtoull(argv[i], NULL, 0);
+    /* Three rows and columns for one interior cell; two steps for one
+     * warm-up step and at least one timed. */
+    return sz->rows >= 3 && sz->cols >= 3 && sz->steps >= 2;
+}
+
+/* host[0]: the start; host[1], host[2]: the reference's grids; host[3]: the
+ * multi-device result; host[4]: device 0's. */
+enum { START, REF_A, REF_B, MULTI, SINGLE, HOST_GRIDS };
+
+static int run_devices(hpl_context *ctx, const int *devices, int ndev, grid_size sz, float *host[HOST_GRIDS],
+                       char *devnames, size_t cap, grid_run *run)
+{
+    hpl_kernel k;
+    SAMPLE_TRY(sample_device_list(ctx, devices, ndev, devnames, cap));
+    SAMPLE_TRY(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = jacobi_src, .name = "jacobi"}}, &k));
+    SAMPLE_TRY(run_default(ctx, k, host[START], sz, host[MULTI], run));
+    SAMPLE_TRY(run_single(ctx, k, host[START], sz, host[SINGLE]));
+    return HPL_OK;
+}
+
+/* The checks; each prints what it found wrong. */
+static bool check(hpl_context *ctx, const int *devices, int ndev, grid_size sz, float *host[HOST_GRIDS],
+                  const grid_run *run)
+{
+    memcpy(host[REF_A], host[START], sz.rows * sz.cols * sizeof(float));
+    const float *ref = host_reference((float *[2]){host[REF_A], host[REF_B]}, sz);
+    int want_parts = sz.rows < (uint64_t)ndev ? (int)sz.rows : ndev;
+    bool parts_ok = run->parts == want_parts;
+    if (!parts_ok)
+        fprintf(stderr, SAMPLE_NAME ": %d parts, expected %d\n", run->parts, want_parts);
+    bool halo_ok =
+        sample_halo_report(ctx, &run->stats, sz.steps - 1, sz.rows, sz.cols * sizeof(float), devices, want_parts);
+    bool ref_ok = same_grid("multi-device vs host", host[MULTI], ref, sz, 1e-6);
+    bool single_ok = same_grid("multi-device vs device 0 alone", host[MULTI], host[SINGLE], sz, -1.0);
+    return parts_ok && halo_ok && ref_ok && single_ok;
+}
+
+/* Everything but the RESULT line; returns whether the run is verified. */
+static bool run_all(grid_size sz, float *host[HOST_GRIDS], char *devnames, size_t cap, grid_run *run)
+{
+    hpl_context *ctx = NULL;
+    if (hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
+        fprintf(stderr, SAMPLE_NAME ": hpl_context_create failed: %s\n", hpl_last_error());
+        return false;
+    }
+    int devices[HPL_MAX_DEVICES];
+    int ndev = sample_default_devices(ctx, devices);
+    bool ok = run_devices(ctx, devices, ndev, sz, host, devnames, cap, run) == HPL_OK &&
+              check(ctx, devices, ndev, sz, host, run);
+    /* An error that surfaced asynchronously fails the run too. */
+    ok = hpl_finish(ctx) == HPL_OK && ok;
+    hpl_context_destroy(ctx);
+    return sample_log_clean() && ok;
+}
+
+int main(int argc, char **argv)
+{
+    /* Line-buffered, so that stdout and stderr interleave in order in logs. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    grid_size sz;
+    if (!parse_size(argc, argv, &sz)) {
+        fprintf(stderr, "usage: %s [rows >= 3 [cols >= 3 [steps >= 2]]]\n", argv[0]);
+        return 2;
+    }
+    float *host[HOST_GRIDS];
+    bool have_memory = true;
+    for (int i = 0; i < HOST_GRIDS; i++)
+        have_memory &= (host[i] = malloc(sz.rows * sz.cols * sizeof(float))) != NULL;
+    char devnames[4096] = "none";
+    grid_run run = {0};
+    bool verified = false;
+    if (have_memory) {
+        initial_grid(host[START], sz);
+        verified = run_all(sz, host, devnames, sizeof devnames, &run);
+    } else {
+        fprintf(stderr, SAMPLE_NAME ": out of host memory\n");
+    }
+    for (int i = 0; i < HOST_GRIDS; i++)
+        free(host[i]);
+    /* rate: cell updates per second over the timed steps. */
+    double cells = (double)sz.rows * (double)sz.cols * (double)(sz.steps - 1);
+    double rate = run.ms > 0.0 ? cells / (run.ms * 1e-3) / 1e6 : 0.0;
+    printf("RESULT name=jacobi devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64
+           " time_ms=%.3f rate=%.4gMcell/s verified=%s\n",
+           devnames, sz.rows, sz.cols, sz.steps, run.ms, rate, verified ? "yes" : "no");
+    return verified ? 0 : 1;
+}

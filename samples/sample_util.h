@@ -1,0 +1,185 @@
+/*
+ * sample_util.h — what every sample repeats: a log callback that counts
+ * error messages (validation on, each message of the layer is one), the
+ * device list of the RESULT line, a clock, a check macro, the default
+ * devices of a multi-device eval and the halo statistics of a stencil.
+ *
+ * Header-only (static functions) so that each sample stays one file to
+ * build. Define SAMPLE_NAME (the program's name, for messages) and
+ * _POSIX_C_SOURCE >= 199309L (clock_gettime) before including it, and
+ * include it before any other header.
+ */
+#ifndef HPLVK_SAMPLE_UTIL_H
+#define HPLVK_SAMPLE_UTIL_H
+
+#ifndef SAMPLE_NAME
+#error "define SAMPLE_NAME before including sample_util.h"
+#endif
+
+#include <hplvk.h>
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* Milliseconds on a monotonic clock. */
+static inline double sample_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Validation messages reach the log at HPL_LOG_ERROR, possibly from another
+ * thread of the library: count them atomically, so that a run that
+ * triggers any fails. */
+static atomic_int sample_log_errors;
+static inline void sample_log(void *user, hpl_log_level level, const char *message)
+{
+    (void)user;
+    if (level >= HPL_LOG_WARNING)
+        fprintf(stderr, "hplvk %s: %s\n", level >= HPL_LOG_ERROR ? "error" : "warning", message);
+    if (level >= HPL_LOG_ERROR)
+        atomic_fetch_add(&sample_log_errors, 1);
+}
+
+/* Reports the errors logged so far; true when there were none. */
+static inline bool sample_log_clean(void)
+{
+    int n = atomic_load(&sample_log_errors);
+    if (n)
+        fprintf(stderr, SAMPLE_NAME ": %d error messages from the library or the validation layer\n", n);
+    return n == 0;
+}
+
+/* For functions returning an hpl_result: report a failing call with the
+ * library's message and return its code. */
+#define SAMPLE_TRY(call)                                                                                     \
+    do {                                                                                                     \
+        int rc_ = (call);                                                                                    \
+        if (rc_ != HPL_OK) {                                                                                 \
+            fprintf(stderr, SAMPLE_NAME ": %s failed: %s: %s\n", #call, hpl_error_name(rc_), hpl_last_error()); \
+            return rc_;                                                                                      \
+        }                                                                                                    \
+    } while (0)
+
+/* Appends a device name as one token of the RESULT device list: spaces
+ * become '_', commas are dropped (they separate the devices). */
+static inline void sample_append_name(char *out, size_t cap, const char *name)
+{
+    size_t j = strlen(out);
+    if (j > 0 && j + 1 < cap)
+        out[j++] = ',';
+    for (size_t i = 0; name[i] && j + 1 < cap; i++) {
+        if (name[i] == ',')
+            continue;
+        out[j++] = name[i] == ' ' ? '_' : name[i];
+    }
+    out[j] = '\0';
+}
+
+/* The RESULT device list of devices[0 .. count-1]; "none" when empty or
+ * on failure. */
+static inline int sample_device_list(hpl_context *ctx, const int *devices, int count, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; i < count; i++) {
+        hpl_device_info info;
+        int rc = hpl_device_get_info(ctx, devices[i], &info);
+        if (rc != HPL_OK) {
+            snprintf(out, cap, "none");
+            fprintf(stderr, SAMPLE_NAME ": hpl_device_get_info failed: %s: %s\n", hpl_error_name(rc), hpl_last_error());
+            return rc;
+        }
+        sample_append_name(out, cap, info.name);
+    }
+    if (!out[0])
+        snprintf(out, cap, "none");
+    return HPL_OK;
+}
+
+/* The devices an annotated eval with no device list runs on (section 7b):
+ * the context's GPUs, or all its devices when it has none. Returns how
+ * many went to out[]. */
+static inline int sample_default_devices(hpl_context *ctx, int out[HPL_MAX_DEVICES])
+{
+    int n = 0;
+    for (int d; n < HPL_MAX_DEVICES && (d = hpl_device_find(ctx, HPL_DEVICE_GPU, n)) >= 0;)
+        out[n++] = d;
+    if (n > 0)
+        return n;
+    int all = hpl_device_count(ctx);
+    for (int d = 0; d < all && d < HPL_MAX_DEVICES; d++)
+        out[n++] = d;
+    return n;
+}
+
+/* Rows [*lo, *hi) owned by part `index` when `rows` rows are split over
+ * `devices` devices as section 7b says: min(rows, devices) parts that
+ * differ by at most one row, the larger first. False: no part. */
+static inline bool sample_part_rows(uint64_t rows, int devices, int index, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t parts = devices <= 0 ? 0 : rows < (uint64_t)devices ? rows : (uint64_t)devices;
+    if (index < 0 || (uint64_t)index >= parts)
+        return false;
+    uint64_t i = (uint64_t)index, base = rows / parts, extra = rows % parts;
+    *lo = i * base + (i < extra ? i : extra);
+    *hi = *lo + base + (i < extra ? 1 : 0);
+    return true;
+}
+
+static inline bool sample_zero_copy(hpl_context *ctx, int device)
+{
+    hpl_device_info info;
+    return hpl_device_get_info(ctx, device, &info) == HPL_OK && info.zero_copy;
+}
+
+/* Bytes one step of a row-split stencil with one halo row on each side
+ * (hpl_part1(in, 1), hpl_part1(out, 1)) should move each way. Part j reads
+ * its halo rows, the rows next to its owned ones, from the neighbours that
+ * wrote them: one row in (to_device) per halo row. Part i's first owned row
+ * is read by part i - 1 and its last by part i + 1; each leaves its writer
+ * (to_host) once, even when it is both (a one-row part). So with parts of
+ * two rows or more, both are two rows per boundary. Zero-copy devices move
+ * nothing. */
+static inline void sample_halo_expected(hpl_context *ctx, uint64_t rows, uint64_t row_bytes, const int *devices,
+                                        int parts, uint64_t *to_host, uint64_t *to_device)
+{
+    *to_host = *to_device = 0;
+    for (int i = 0; i < parts; i++) {
+        uint64_t lo, hi;
+        if (!sample_part_rows(rows, parts, i, &lo, &hi) || sample_zero_copy(ctx, devices[i]))
+            continue;
+        bool above = i > 0, below = i + 1 < parts;
+        *to_device += row_bytes * ((uint64_t)above + (uint64_t)below);
+        *to_host += row_bytes * ((uint64_t)above + (uint64_t)below - (above && below && hi - lo == 1));
+    }
+}
+
+/* Prints the halo statistics line of `steps` steps of such a stencil (from
+ * statistics reset just before them) and returns whether the bytes match
+ * sample_halo_expected exactly. */
+static inline bool sample_halo_report(hpl_context *ctx, const hpl_stats *st, uint64_t steps, uint64_t rows,
+                                      uint64_t row_bytes, const int *devices, int parts)
+{
+    uint64_t to_host = 0, to_device = 0, want_host, want_device;
+    for (int d = 0; d < st->device_count; d++) {
+        to_host += st->device[d].to_host_bytes;
+        to_device += st->device[d].to_device_bytes;
+    }
+    sample_halo_expected(ctx, rows, row_bytes, devices, parts, &want_host, &want_device);
+    printf("halo: %" PRIu64 " bytes/step to the host, %" PRIu64 " bytes/step to devices; array %" PRIu64
+           " bytes; %d part%s\n",
+           steps ? to_host / steps : 0, steps ? to_device / steps : 0, rows * row_bytes, parts, parts == 1 ? "" : "s");
+    bool ok = to_host == want_host * steps && to_device == want_device * steps;
+    if (!ok)
+        fprintf(stderr,
+                SAMPLE_NAME ": halo traffic over %" PRIu64 " steps: %" PRIu64 " bytes to the host and %" PRIu64
+                            " to devices, expected %" PRIu64 " and %" PRIu64 " (rows of %" PRIu64 " bytes)\n",
+                steps, to_host, to_device, want_host * steps, want_device * steps, row_bytes);
+    return ok;
+}
+
+#endif
