@@ -374,9 +374,9 @@ HPL_API int hpl_array_assign(hpl_context *ctx, hpl_array dst, hpl_array src, int
  * host the rest, and the host combines: nothing moves but one partial value
  * per work-group. Waits for the result. Integer sums and products wrap
  * modulo 2^bits; float and double sums add in a different order than a loop
- * would (pairwise on devices, in double on the host): expect an error of a
- * few ulps times log2(count) relative to the sum of magnitudes. With NaNs,
- * min and max are unspecified. */
+ * would (compensated, then pairwise, on devices; in double on the host):
+ * expect an error of a few ulps times log2(count) relative to the sum of
+ * magnitudes. With NaNs, min and max are unspecified. */
 typedef enum hpl_reduction {
     HPL_REDUCE_SUM = 1,
     HPL_REDUCE_PRODUCT,
@@ -671,7 +671,9 @@ typedef struct hpl_launch {
     int devices[HPL_MAX_DEVICES];
     int device_count;
     /* NULL, or one entry per device of the eval (in their order): that
-     * subkernel's own global and local domains (HPL's vector modifiers). */
+     * subkernel's own global and local domains (HPL's vector modifiers).
+     * Domains are not checked against the arrays, on one device or several:
+     * a kernel must not index past its arguments' x.dims. */
     const hpl_domain *domains;
 } hpl_launch;
 

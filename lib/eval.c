@@ -354,8 +354,9 @@ static int subkernel_run(hpl_context *ctx, subkernel *s, const hpl_arg *args, co
     return rc;
 }
 
-/* Does subkernel a write what subkernel b touches (same root, overlapping
- * boxes; a write counts over its owned box)? */
+/* Does subkernel a write what subkernel b reads or writes (same root,
+ * overlapping boxes)? Writes count over their owned boxes: what a kernel
+ * writes in its halo is discarded, never seen by another device. */
 static bool writes_into(const subkernel *a, const subkernel *b)
 {
     const hpl__reflection *ra = &a->variant->reflection, *rb = &b->variant->reflection;
@@ -365,8 +366,9 @@ static bool writes_into(const subkernel *a, const subkernel *b)
             continue;
         for (int j = 0; j < rb->arg_count; j++) {
             const view *t = &b->views[j];
+            const hpl__box *touched = rb->args[j].access & HPL_READ ? &t->at.box : &t->at.owned;
             hpl__box both;
-            if (t->array && t->at.root == w->at.root && hpl__box_intersect(&w->at.owned, &t->at.box, &both))
+            if (t->array && t->at.root == w->at.root && hpl__box_intersect(&w->at.owned, touched, &both))
                 return true;
         }
     }

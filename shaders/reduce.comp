@@ -30,11 +30,20 @@ void main()
     uint plane = x.dims.y * x.dims.z, count = x.dims.x * plane;
     uint stride = gl_NumWorkGroups.x * 256u;
     bool h = false;
-    T acc = T(0);
+    precise T acc = T(0), lost = T(0);
     for (uint i = gl_WorkGroupID.x * 256u + lid; i < count; i += stride) {
         uint r = i % plane;
         T v = hpl_at3(x, i / plane, r / x.dims.z, r % x.dims.z);
-        acc = h ? combine(acc, v) : v;
+        if (op == 1u && h) {
+            // Compensated (Kahan) sum: one invocation may add thousands of
+            // elements of a big array. For integers `lost` stays 0.
+            precise T y = v - lost;
+            precise T t = acc + y;
+            lost = (t - acc) - y;
+            acc = t;
+        } else {
+            acc = h ? combine(acc, v) : v;
+        }
         h = true;
     }
     values[lid] = acc;
