@@ -233,6 +233,36 @@ static bool views_same(const view_def *a, const view_def *b)
     return true;
 }
 
+/* Multi-device evals (OP_ADD, OP_ADD2 with mode > 0): every view is split
+ * along dimension split_dim with split_overlap halo elements (OP_ADD, in
+ * place, with none: an in-place kernel's halo writes would land on
+ * zero-copy devices), over a device list drawn from the op's seed. */
+static int split_dim(const op *o, int ndims)
+{
+    return (o->mode - 1) % 3 % ndims;
+}
+
+static int split_overlap(const op *o)
+{
+    return (o->mode - 1) / 3;
+}
+
+/* 1..ndev distinct devices in an order drawn from seed. */
+static int split_devices(uint32_t seed, int ndev, int *out)
+{
+    for (int i = 0; i < ndev; i++)
+        out[i] = i;
+    uint64_t x = seed;
+    for (int i = ndev - 1; i > 0; i--) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int j = (int)((x >> 33) % (uint64_t)(i + 1));
+        int t = out[i];
+        out[i] = out[j];
+        out[j] = t;
+    }
+    return 1 + (int)(seed % (uint32_t)ndev);
+}
+
 static const char *where_name(int where, char *buf, size_t n)
 {
     if (where == HPL_ON_HOST)
@@ -322,8 +352,20 @@ static void fmt_op(const prog *p, const op *o, char *buf, size_t n)
                      "= hash %% 2001 - 1000",
                      o->a, o->seed);
         break;
-    case OP_ADD: snprintf(buf, n, "eval on dev %d: v%d += %d", o->where, o->a, o->c); break;
-    case OP_ADD2: snprintf(buf, n, "eval on dev %d: v%d = v%d + %d", o->where, o->a, o->b, o->c); break;
+    case OP_ADD:
+    case OP_ADD2: {
+        char on[64];
+        if (o->mode)
+            snprintf(on, sizeof on, "split (dim %d, overlap %d, device list seed %u)", split_dim(o, 3),
+                     o->kind == OP_ADD ? 0 : split_overlap(o), o->seed);
+        else
+            snprintf(on, sizeof on, "on dev %d", o->where);
+        if (o->kind == OP_ADD)
+            snprintf(buf, n, "eval %s: v%d += %d", on, o->a, o->c);
+        else
+            snprintf(buf, n, "eval %s: v%d = v%d + %d", on, o->a, o->b, o->c);
+        break;
+    }
     case OP_ASSIGN:
         snprintf(buf, n, "hpl_array_assign(v%d, v%d, %s)", o->a, o->b, where_name(o->where, w, sizeof w));
         break;
@@ -476,6 +518,15 @@ static int pick_view(gen *g)
 
 /* A live view with v's type and extents that does not overlap it, often a new
  * subarray made for the purpose; -1 if none. */
+/* A third of the evals split over several devices (see split_dim). */
+static void random_split(gen *g, op *o)
+{
+    if (below(&g->r, 3) == 0) {
+        o->mode = 1 + (uint8_t)below(&g->r, 9);
+        o->seed = (uint32_t)splitmix(&g->r.s);
+    }
+}
+
 static int find_partner(gen *g, int vid)
 {
     prog *p = g->p;
@@ -745,6 +796,7 @@ static void generate(prog *p, uint64_t seed, int nops)
             o.a = pick_view(&g);
             o.c = (int32_t)between(&g.r, -9, 9);
             o.where = random_where(&g, false);
+            random_split(&g, &o);
             emit(&g, o);
             break;
         case OP_ADD2:
@@ -758,6 +810,8 @@ static void generate(prog *p, uint64_t seed, int nops)
             o.b = swap ? v : w;
             o.c = (int32_t)between(&g.r, -9, 9);
             o.where = random_where(&g, kind == OP_ASSIGN);
+            if (kind == OP_ADD2)
+                random_split(&g, &o);
             emit(&g, o);
             break;
         }
@@ -1227,15 +1281,26 @@ static void exec_op(exec *e, int pos, const op *o)
     }
     case OP_ADD: {
         hpl_launch l = {.device = o->where};
-        if (API(e, pos, hpl_eval(ctx, e->kadd[ti][v->ndims - 1], &l, HPL_ARGS(hpl_arr(h), scalar(v->type, o->c)))))
+        hpl_arg x = hpl_arr(h);
+        if (o->mode) {
+            l = (hpl_launch){0};
+            l.device_count = split_devices(o->seed, p->ndev, l.devices);
+            x = hpl_part(h, split_dim(o, v->ndims), 0);
+        }
+        if (API(e, pos, hpl_eval(ctx, e->kadd[ti][v->ndims - 1], &l, HPL_ARGS(x, scalar(v->type, o->c)))))
             model_write_owned(e, o->a, -2, o->c);
         break;
     }
     case OP_ADD2: {
         hpl_launch l = {.device = o->where};
-        if (API(e, pos,
-                hpl_eval(ctx, e->kadd2[ti][v->ndims - 1], &l,
-                         HPL_ARGS(hpl_arr(h), hpl_arr(e->h[o->b]), scalar(v->type, o->c)))))
+        hpl_arg y = hpl_arr(h), x = hpl_arr(e->h[o->b]);
+        if (o->mode) {
+            l = (hpl_launch){0};
+            l.device_count = split_devices(o->seed, p->ndev, l.devices);
+            y = hpl_part(h, split_dim(o, v->ndims), split_overlap(o));
+            x = hpl_part(e->h[o->b], split_dim(o, v->ndims), split_overlap(o));
+        }
+        if (API(e, pos, hpl_eval(ctx, e->kadd2[ti][v->ndims - 1], &l, HPL_ARGS(y, x, scalar(v->type, o->c)))))
             model_write_owned(e, o->a, o->b, o->c);
         break;
     }
