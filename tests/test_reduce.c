@@ -570,6 +570,47 @@ static void errors(hpl_context *ctx)
     CHECK(r == -7.0f, "a failing hpl_array_reduce wrote its result (%g)", (double)r);
 }
 
+/* A float sum over millions of elements valid on 4 devices: each
+ * invocation of the reduction adds many elements, so this checks the stated
+ * error bound where it is hardest to meet (values in [0, 1), so the bound
+ * is relative to the sum itself). */
+static void big_float_sum(hpl_context *ctx)
+{
+    const uint64_t n = (1u << 22) + 17;
+    float *v = malloc(n * sizeof *v);
+    long double ref = 0;
+    uint32_t x = 12345;
+    for (uint64_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        v[i] = (float)(x >> 8) / 16777216.0f;
+        ref += v[i];
+    }
+    hpl_array src = th_array(ctx, HPL_FLOAT32, n, 0, 0), dst = th_array(ctx, HPL_FLOAT32, n, 0, 0);
+    hpl_kernel copy = th_kernel(ctx, "#include <hplvk.glsl>\n"
+                                     "hpl_args { hpl_out(float, 1) y; hpl_in(float, 1) x; };\n"
+                                     "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = hpl_at(x, i); }\n");
+    CHECK_OK(hpl_array_write(ctx, src, v, n * sizeof *v));
+    CHECK_OK(hpl_eval(ctx, copy, NULL, HPL_ARGS(hpl_part1(dst, 0), hpl_part1(src, 0))));
+    float sum = 0;
+    hpl_stats before = stats_now(ctx);
+    if (CHECK_OK(hpl_array_reduce(ctx, dst, HPL_REDUCE_SUM, &sum))) {
+        hpl_stats after = stats_now(ctx);
+        th_note("sum of %llu floats on 4 devices: relative error %.2g", (unsigned long long)n,
+                (double)(fabsl((long double)sum - ref) / ref));
+        double bound = 4.0 * FLT_EPSILON * (log2((double)n) + 2.0) * (double)ref;
+        CHECK(fabsl((long double)sum - ref) <= bound, "sum of %llu floats on 4 devices: %.9g, reference %.9Lg, bound %.3g",
+              (unsigned long long)n, sum, ref, bound);
+        CHECK(sum_to_host(&after) - sum_to_host(&before) < n * sizeof(float) / 64,
+              "the reduction moved %llu bytes to the host (array %llu)",
+              (unsigned long long)(sum_to_host(&after) - sum_to_host(&before)), (unsigned long long)(n * sizeof(float)));
+        reductions++;
+    }
+    CHECK_OK(hpl_array_destroy(ctx, src));
+    CHECK_OK(hpl_array_destroy(ctx, dst));
+    CHECK_OK(hpl_kernel_destroy(ctx, copy));
+    free(v);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -607,6 +648,7 @@ int main(void)
             CHECK_OK(hpl_kernel_destroy(ctx, gen[nd]));
         th_note("%s: %d reductions so far, %.2f s", td->glsl, reductions, th_now() - t0);
     }
+    big_float_sum(ctx);
     hpl_context_destroy(ctx);
 
     /* One zero-copy device: reductions of host data and of kernel output. */
