@@ -1,0 +1,67 @@
+/* Running a kernel on devices: how a kernel sees its array arguments, one
+ * device's share of an eval (a subkernel), and running subkernels. Shared
+ * by eval.c (the machinery, single-device evals), split.c (multi-device
+ * evals) and builtin.c (the library's own kernels). */
+#ifndef HPL_LAUNCH_H
+#define HPL_LAUNCH_H
+
+#include "access.h"
+
+/* How the kernel sees an array argument: the (sub)array's type and extents,
+ * through the strides of the memory holding it; the fill kernel views an
+ * array as 32-bit words instead. */
+typedef struct hpl__arg_view {
+    hpl__array *array;
+    hpl__view at;   /* what it touches, root coordinates */
+    hpl_type type;
+    int ndims;
+    uint64_t dims[3];
+    uint32_t words; /* fill: words per element, innermost dimension first */
+    int slot;       /* the memory it is bound to on the device */
+} hpl__arg_view;
+
+/* The work of one device: a whole single-device eval, or one part of a
+ * multi-device one. */
+typedef struct hpl__subkernel {
+    hpl__device *device;
+    hpl__variant *variant;
+    uint64_t global[3]; /* its domain */
+    uint64_t offset[3]; /* where its domain starts in the whole eval's */
+    uint32_t local[3];
+    VkPipeline pipeline;
+    hpl__arg_view views[HPL__MAX_ARGS];
+    hpl__op op;
+} hpl__subkernel;
+
+/* The whole (sub)array as the kernel sees it. */
+hpl__arg_view hpl__arg_view_of(hpl__array *a);
+/* Checks args against the kernel's reflection (count, kinds, types,
+ * dimensions) and fills views[] for the array arguments. */
+int hpl__args_check(hpl_context *ctx, const hpl__reflection *r, const hpl_arg *args, size_t nargs,
+                    hpl__arg_view *views);
+/* The kernel's extents of a view (a word view runs innermost first). */
+void hpl__kernel_dims(const hpl__arg_view *v, uint64_t dims[3]);
+
+bool hpl__any_nonzero(const uint64_t v[3]);
+/* A domain given as extents (leading non-zero entries): checked, zeros as
+ * 1; `what` names it in errors. */
+int hpl__domain_given(const uint64_t given[3], const char *what, uint64_t global[3]);
+/* The eval's whole domain: launch.global, else the first array argument's
+ * extents. */
+int hpl__domain_of(const hpl_launch *launch, const hpl__reflection *r, const hpl__arg_view *views,
+                   uint64_t global[3]);
+
+/* Checks s's device and local size (given_local, else the kernel's or the
+ * library's choice) and gets its pipeline. */
+int hpl__subkernel_setup(hpl_context *ctx, hpl__subkernel *s, const uint32_t given_local[3]);
+/* Runs one subkernel as an operation of its own; whole: the eval's domain. */
+int hpl__subkernel_run(hpl_context *ctx, hpl__subkernel *s, const hpl_arg *args, const uint64_t whole[3]);
+/* Runs the subkernels of one eval, side by side unless one writes what
+ * another touches (then in order). */
+int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3]);
+
+/* split.c: is this a multi-device eval (a device list or an annotation)? */
+bool hpl__eval_is_split(const hpl_launch *launch, const hpl_arg *args, size_t nargs);
+int hpl__eval_split(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs);
+
+#endif
