@@ -146,8 +146,8 @@ static int subkernel_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
     if (launch->domains) {
         char what[64];
         snprintf(what, sizeof what, "launch.domains[%d].global", i);
-        int rc = hpl__any_nonzero(launch->domains[i].global) ? hpl__domain_given(launch->domains[i].global, what, s->global)
-                                                         : HPL_OK;
+        const uint64_t *given = launch->domains[i].global;
+        int rc = hpl__any_nonzero(given) ? hpl__domain_given(given, what, s->global) : HPL_OK;
         if (rc != HPL_OK)
             return rc;
         const uint32_t *own = launch->domains[i].local;
