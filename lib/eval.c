@@ -5,6 +5,7 @@
  * the library's own kernels (builtin.c). */
 #include "launch.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -267,6 +268,13 @@ static int check_device(const hpl__variant *v, const hpl__device *d)
 }
 
 /* Checks s's device and local size and gets its pipeline. */
+void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__variant *variant)
+{
+    memset(s, 0, offsetof(hpl__subkernel, op));
+    s->device = device;
+    s->variant = (hpl__variant *)variant;
+}
+
 int hpl__subkernel_setup(hpl_context *ctx, hpl__subkernel *s, const uint32_t given_local[3])
 {
     int rc = check_device(s->variant, s->device);
@@ -396,8 +404,9 @@ static int eval_single(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launc
     if (launch->device < 0 || launch->device >= ctx->device_count)
         return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "launch.device %d does not exist (the context has %d device%s)",
                          launch->device, ctx->device_count, ctx->device_count == 1 ? "" : "s");
-    hpl__subkernel s = {.device = &ctx->devices[launch->device]};
-    s.variant = (hpl__variant *)hpl__kernel_variant_for(k, s.device);
+    hpl__device *d = &ctx->devices[launch->device];
+    hpl__subkernel s;
+    hpl__subkernel_init(&s, d, hpl__kernel_variant_for(k, d));
     int rc = hpl__args_check(ctx, &s.variant->reflection, args, nargs, s.views);
     if (rc == HPL_OK)
         rc = hpl__domain_of(launch, &s.variant->reflection, s.views, s.global);

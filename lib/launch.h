@@ -33,6 +33,9 @@ typedef struct hpl__subkernel {
     hpl__op op;
 } hpl__subkernel;
 
+/* Clears s, except its op (which hpl__op_init clears: 20 KiB not to clear
+ * twice per eval), for `device` running `variant`. */
+void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__variant *variant);
 /* The whole (sub)array as the kernel sees it. */
 hpl__arg_view hpl__arg_view_of(hpl__array *a);
 /* Checks args against the kernel's reflection (count, kinds, types,

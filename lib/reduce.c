@@ -90,18 +90,26 @@ static void acc_result(const acc *a, void *out)
     }
 }
 
-/* Adds box b of root's host storage, row by row. */
+typedef struct box_job {
+    acc *acc;
+    const uint8_t *host;
+    size_t esize;
+} box_job;
+
+static void acc_run(void *user, uint64_t offset, uint64_t unused, uint64_t count)
+{
+    (void)unused;
+    box_job *j = user;
+    acc_row(j->acc, j->host + offset * j->esize, count);
+}
+
+/* Adds box b of root's host storage, one contiguous run at a time (whole
+ * rows or planes are one run). */
 static void acc_box(acc *a, const hpl__array *root, const hpl__box *b)
 {
     const hpl__box *whole = &root->coherence.whole;
-    size_t esize = hpl_type_size(root->type);
-    uint64_t n = b->hi[2] - b->lo[2];
-    for (uint64_t i = b->lo[0]; i < b->hi[0]; i++) {
-        for (uint64_t j = b->lo[1]; j < b->hi[1]; j++) {
-            uint64_t first[3] = {i, j, b->lo[2]};
-            acc_row(a, root->host + hpl__box_offset(whole, first) * esize, n);
-        }
-    }
+    box_job j = {.acc = a, .host = root->host, .esize = hpl_type_size(root->type)};
+    hpl__box_runs(b, whole, whole, hpl__no_shift, acc_run, &j);
 }
 
 /* ---- who reduces what ----------------------------------------------------- */

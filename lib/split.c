@@ -4,7 +4,6 @@
 #include "launch.h"
 #include "partition.h"
 
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,9 +134,8 @@ static hpl__arg_view part_view(const hpl__arg_view *whole, const hpl_partition *
 static int subkernel_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
                           const hpl__arg_view *views, const split *sp, int i, hpl__subkernel *s)
 {
-    memset(s, 0, offsetof(hpl__subkernel, op));
-    s->device = &ctx->devices[sp->devices[i]];
-    s->variant = (hpl__variant *)hpl__kernel_variant_for(k, s->device);
+    hpl__device *d = &ctx->devices[sp->devices[i]];
+    hpl__subkernel_init(s, d, hpl__kernel_variant_for(k, d));
     const hpl__reflection *r = &s->variant->reflection;
     memcpy(s->global, sp->whole, sizeof s->global);
     s->global[sp->dim] = sp->parts[i].halo_hi - sp->parts[i].halo_lo;
