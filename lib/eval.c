@@ -103,6 +103,24 @@ static void kernel_strides(const hpl__arg_view *v, int device, uint64_t stride[3
     }
 }
 
+/* The argument's fields relative to its element 0 (first): part and owned
+ * boxes, half-open. */
+static void put_box(uint8_t *block, const hpl__array_layout *l, int lo_field, const hpl__box *box,
+                    const uint64_t first[3], int n)
+{
+    uint64_t lo[3], hi[3];
+    for (int d = 0; d < 3; d++) {
+        lo[d] = box->lo[d] - first[d];
+        hi[d] = box->hi[d] - first[d];
+    }
+    put_u32s(block + l->field[lo_field], lo, n);
+    put_u32s(block + l->field[lo_field + 1], hi, n);
+}
+
+/* Fills the argument block. An array's pointer is the address of the
+ * argument's element 0, so that a part of a multi-device eval is indexed in
+ * the whole argument's coordinates (the pointer may then lie before the
+ * memory holding the part; 64-bit addresses wrap consistently). */
 static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection *r, const hpl_arg *args,
                        const hpl__arg_view *views)
 {
@@ -115,15 +133,24 @@ static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection 
         }
         const hpl__arg_view *v = &views[i];
         const hpl__array_layout *l = &r->layout[i];
-        uint64_t address = hpl__op_address(op, v->at.root, v->slot, v->at.box.lo);
+        const hpl__box *whole = v->is_part ? &v->whole : &v->at.box;
+        uint64_t address = hpl__op_address(op, v->at.root, v->slot, whole->lo);
         uint64_t dims[3], stride[3];
         hpl__kernel_dims(v, dims);
         kernel_strides(v, op->device->index, stride);
         int n = v->words ? 3 : v->ndims;
-        memcpy(block + l->pointer, &address, 8);
-        put_u32s(block + l->dims, dims, n);
-        put_u32s(block + l->stride, stride, n);
-        put_u32s(block + l->origin, v->at.box.lo, n);
+        memcpy(block + l->field[HPL__FIELD_POINTER], &address, 8);
+        put_u32s(block + l->field[HPL__FIELD_DIMS], dims, n);
+        put_u32s(block + l->field[HPL__FIELD_STRIDE], stride, n);
+        put_u32s(block + l->field[HPL__FIELD_ORIGIN], whole->lo, n);
+        if (v->words) { /* the library's word views: all of it present and owned */
+            hpl__box all = {.lo = {0, 0, 0}, .hi = {dims[0], dims[1], dims[2]}};
+            put_box(block, l, HPL__FIELD_PART_LO, &all, all.lo, n);
+            put_box(block, l, HPL__FIELD_OWNED_LO, &all, all.lo, n);
+        } else {
+            put_box(block, l, HPL__FIELD_PART_LO, &v->at.box, whole->lo, n);
+            put_box(block, l, HPL__FIELD_OWNED_LO, &v->at.owned, whole->lo, n);
+        }
     }
 }
 

@@ -12,10 +12,12 @@
  * array as 32-bit words instead. */
 typedef struct hpl__arg_view {
     hpl__array *array;
-    hpl__view at;   /* what it touches, root coordinates */
+    hpl__view at;   /* what it touches, root coordinates: a part's box and owned box */
+    bool is_part;   /* a part of a multi-device eval: */
+    hpl__box whole; /* the argument it is a part of (root coordinates) */
     hpl_type type;
     int ndims;
-    uint64_t dims[3];
+    uint64_t dims[3]; /* the kernel's extents of the argument (the whole one for a part) */
     uint32_t words; /* fill: words per element, innermost dimension first */
     int slot;       /* the memory it is bound to on the device */
 } hpl__arg_view;

@@ -3,7 +3,7 @@
  * The kernel ABI (include/hplvk.h chapter 6, shaders/hplvk.glsl): one uniform
  * block at set 0, binding 0 whose members are the arguments. A scalar member
  * is a scalar argument. An array argument is a struct
- *     { T_ref p; uintN dims; uintN stride; uintN origin; }
+ *     { T_ref p; uintN dims, stride, origin, part_lo, part_hi, owned_lo, owned_hi; }
  * where p is a PhysicalStorageBuffer pointer to a block { T v[]; } whose
  * member is decorated NonWritable (read), NonReadable (write) or neither. */
 #include "reflect.h"
@@ -151,7 +151,7 @@ static int reflect_array(reflect_state *st, spvc_type mt, uint32_t base, hpl_arg
 {
     spvc_compiler comp = st->comp;
     if (spvc_type_get_basetype(mt) != SPVC_BASETYPE_STRUCT || !is_plain(mt) ||
-        spvc_type_get_num_member_types(mt) != 4)
+        spvc_type_get_num_member_types(mt) != HPL__ARRAY_FIELDS)
         return 1;
     spvc_type pt = spvc_compiler_get_type_handle(comp, spvc_type_get_member_type(mt, 0));
     if (!pt || spvc_type_get_storage_class(pt) != SpvStorageClassPhysicalStorageBuffer ||
@@ -200,10 +200,11 @@ static int reflect_array(reflect_state *st, spvc_type mt, uint32_t base, hpl_arg
         return HPL_ERROR_KERNEL_SIGNATURE;
     }
 
-    /* dims, stride, origin: uint vectors of one size N in 1..3. */
+    /* The other fields: uint vectors of one size N in 1..3. */
     unsigned ndims = 0;
-    static const char *const field[4] = {"p", "dims", "stride", "origin"};
-    for (unsigned f = 1; f < 4; f++) {
+    static const char *const field[HPL__ARRAY_FIELDS] = {"p",       "dims",    "stride",   "origin",
+                                                         "part_lo", "part_hi", "owned_lo", "owned_hi"};
+    for (unsigned f = 1; f < HPL__ARRAY_FIELDS; f++) {
         spvc_type_id fid = spvc_type_get_member_type(mt, f);
         spvc_type ft = spvc_compiler_get_type_handle(comp, fid);
         unsigned n = ft ? spvc_type_get_vector_size(ft) : 0;
@@ -218,18 +219,16 @@ static int reflect_array(reflect_state *st, spvc_type mt, uint32_t base, hpl_arg
         ndims = n;
     }
 
-    uint32_t off[4];
-    for (unsigned f = 0; f < 4; f++) {
-        rc = member_offset(st, mt, f, &off[f]);
+    for (unsigned f = 0; f < HPL__ARRAY_FIELDS; f++) {
+        uint32_t off = 0;
+        rc = member_offset(st, mt, f, &off);
         if (rc)
             return rc;
+        layout->field[f] = base + off;
     }
-    layout->pointer = base + off[0];
-    layout->dims = base + off[1];
-    layout->stride = base + off[2];
-    layout->origin = base + off[3];
-    if (layout->pointer % 8 != 0) {
-        snprintf(why, why_size, "its buffer reference is at offset %u, not a multiple of 8", layout->pointer);
+    if (layout->field[HPL__FIELD_POINTER] % 8 != 0) {
+        snprintf(why, why_size, "its buffer reference is at offset %u, not a multiple of 8",
+                 layout->field[HPL__FIELD_POINTER]);
         return HPL_ERROR_KERNEL_SIGNATURE;
     }
     arg->kind = HPL_ARG_ARRAY;

@@ -8,12 +8,22 @@
 
 #define HPL__MAX_ARGS 32
 
+/* The fields of an array argument's struct, in order (shaders/hplvk.glsl). */
+enum {
+    HPL__FIELD_POINTER, /* uint64 device address of the argument's element 0 */
+    HPL__FIELD_DIMS,    /* the rest: ndims x uint32 each */
+    HPL__FIELD_STRIDE,
+    HPL__FIELD_ORIGIN,
+    HPL__FIELD_PART_LO,
+    HPL__FIELD_PART_HI,
+    HPL__FIELD_OWNED_LO,
+    HPL__FIELD_OWNED_HI,
+    HPL__ARRAY_FIELDS
+};
+
 /* Byte offsets of an array argument's fields inside the argument block. */
 typedef struct hpl__array_layout {
-    uint32_t pointer;   /* uint64 device address of the first element */
-    uint32_t dims;      /* ndims x uint32 */
-    uint32_t stride;    /* ndims x uint32 */
-    uint32_t origin;    /* ndims x uint32 */
+    uint32_t field[HPL__ARRAY_FIELDS];
 } hpl__array_layout;
 
 typedef struct hpl__reflection {

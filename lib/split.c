@@ -12,7 +12,6 @@ typedef struct split {
     int device_count;
     int first;                     /* first annotated argument, or -1 */
     int dim;                       /* the domain's split dimension */
-    uint64_t overlap;              /* the domain's overlap */
     uint64_t whole[3];             /* the whole domain */
     hpl__part parts[HPL__MAX_DEVICES];
     int part_count;
@@ -122,11 +121,11 @@ static hpl__arg_view part_view(const hpl__arg_view *whole, const hpl_partition *
     hpl__arg_view v = *whole;
     hpl__box owned, halo;
     hpl__partition_box(&whole->at.box, p->dim, parts, index, (uint64_t)p->overlap, &owned, &halo);
+    v.is_part = true;
+    v.whole = whole->at.box;
     v.at.box = halo;
     if (!hpl__box_intersect(&owned, &whole->at.owned, &v.at.owned))
         v.at.owned = (hpl__box){.lo = {halo.lo[0], halo.lo[1], halo.lo[2]}, .hi = {halo.lo[0], halo.lo[1], halo.lo[2]}};
-    for (int d = 0; d < v.ndims; d++)
-        v.dims[d] = halo.hi[d] - halo.lo[d];
     return v;
 }
 
@@ -138,8 +137,8 @@ static int subkernel_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
     hpl__subkernel_init(s, d, hpl__kernel_variant_for(k, d));
     const hpl__reflection *r = &s->variant->reflection;
     memcpy(s->global, sp->whole, sizeof s->global);
-    s->global[sp->dim] = sp->parts[i].halo_hi - sp->parts[i].halo_lo;
-    s->offset[sp->dim] = sp->parts[i].halo_lo;
+    s->global[sp->dim] = sp->parts[i].hi - sp->parts[i].lo;
+    s->offset[sp->dim] = sp->parts[i].lo;
     const uint32_t *local = launch->local;
     if (launch->domains) {
         char what[64];
@@ -185,14 +184,13 @@ int hpl__eval_split(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, 
         rc = hpl__domain_of(launch, r, views, sp.whole);
     if (rc != HPL_OK)
         return rc;
-    if (sp.first >= 0) {
+    if (sp.first >= 0)
         sp.dim = args[sp.first].part.dim;
-        sp.overlap = (uint64_t)args[sp.first].part.overlap;
-    }
     rc = check_alignment(r, args, views, &sp);
     if (rc != HPL_OK)
         return rc;
-    sp.part_count = hpl__partition(sp.whole[sp.dim], sp.device_count, sp.overlap, sp.parts);
+    /* Each subkernel runs over the part of the domain it owns: no halo. */
+    sp.part_count = hpl__partition(sp.whole[sp.dim], sp.device_count, 0, sp.parts);
     if (!ctx->subkernels && !(ctx->subkernels = hpl__calloc(HPL__MAX_DEVICES, sizeof(hpl__subkernel))))
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     hpl__subkernel *s = ctx->subkernels;

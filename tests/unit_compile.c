@@ -447,8 +447,9 @@ static int build_all_types_kernel(char *src, size_t cap, expected_arg *exp)
 
 /* std140 placement of the ABI's members, from the GLSL rules (not from the
  * SPIR-V): scalars aligned to their size; an array struct aligned to 16,
- * { 8-byte pointer; uintN dims, stride, origin } with uvecN aligned to
- * 4/8/16 and sized 4N; the struct's size rounded up to 16. */
+ * { 8-byte pointer; uintN dims, stride, origin, part_lo, part_hi, owned_lo,
+ * owned_hi } with uvecN aligned to 4/8/16 and sized 4N; the struct's size
+ * rounded up to 16. */
 static void std140_layout(const expected_arg *e, int n, uint32_t *offsets, hpl__array_layout *layouts,
                           uint32_t *end)
 {
@@ -464,13 +465,15 @@ static void std140_layout(const expected_arg *e, int n, uint32_t *offsets, hpl__
             uint32_t vsize = 4u * (uint32_t)e[i].ndims, valign = e[i].ndims == 1 ? 4 : e[i].ndims == 2 ? 8 : 16;
             off = align_up(off, 16);
             offsets[i] = off;
-            uint32_t d = align_up(8, valign), s = align_up(d + vsize, valign), o = align_up(s + vsize, valign);
-            layouts[i].pointer = off;
-            layouts[i].dims = off + d;
-            layouts[i].stride = off + s;
-            layouts[i].origin = off + o;
-            *end = off + o + vsize;
-            off += align_up(o + vsize, 16);
+            layouts[i].field[0] = off;
+            uint32_t at = 8;
+            for (int f = 1; f < HPL__ARRAY_FIELDS; f++) {
+                at = align_up(at, valign);
+                layouts[i].field[f] = off + at;
+                at += vsize;
+            }
+            *end = off + at;
+            off += align_up(at, 16);
         }
     }
 }
@@ -508,13 +511,15 @@ static void test_reflect_all_types(void)
             uint32_t vs = 4u * (uint32_t)exp[i].ndims;
             CHECK(a->ndims == exp[i].ndims, "arg %s ndims %d, expected %d", a->name, a->ndims, exp[i].ndims);
             CHECK(a->access == exp[i].access, "arg %s access %d, expected %d", a->name, a->access, exp[i].access);
-            CHECK(l->pointer == a->offset && l->pointer % 8 == 0, "arg %s pointer at %u", a->name, l->pointer);
-            CHECK(l->dims >= l->pointer + 8 && l->stride >= l->dims + vs && l->origin >= l->stride + vs,
-                  "arg %s fields overlap: %u %u %u %u", a->name, l->pointer, l->dims, l->stride, l->origin);
-            CHECK(l->dims == layouts[i].dims && l->stride == layouts[i].stride && l->origin == layouts[i].origin,
-                  "arg %s layout %u/%u/%u, std140 says %u/%u/%u", a->name, l->dims, l->stride, l->origin,
-                  layouts[i].dims, layouts[i].stride, layouts[i].origin);
-            prev_end = l->origin + vs;
+            CHECK(l->field[0] == a->offset && l->field[0] % 8 == 0, "arg %s pointer at %u", a->name, l->field[0]);
+            CHECK(l->field[1] >= l->field[0] + 8, "arg %s dims at %u overlaps the pointer", a->name, l->field[1]);
+            for (int f = 1; f < HPL__ARRAY_FIELDS; f++) {
+                CHECK(f == 1 || l->field[f] >= l->field[f - 1] + vs, "arg %s field %d at %u overlaps field %d at %u",
+                      a->name, f, l->field[f], f - 1, l->field[f - 1]);
+                CHECK(l->field[f] == layouts[i].field[f], "arg %s field %d at %u, std140 says %u", a->name, f,
+                      l->field[f], layouts[i].field[f]);
+            }
+            prev_end = l->field[HPL__ARRAY_FIELDS - 1] + vs;
         } else {
             uint32_t sz = exp[i].type == HPL_FLOAT64 || exp[i].type == HPL_INT64 || exp[i].type == HPL_UINT64 ? 8 : 4;
             CHECK(a->offset % sz == 0, "scalar %s at %u not aligned to %u", a->name, a->offset, sz);
@@ -541,7 +546,7 @@ static void test_reflect_misc(void)
         CHECK(r.local_size_choosable && r.local_size[0] == 1 && r.local_size[1] == 1 && r.local_size[2] == 1,
               "default local size %u,%u,%u choosable %d", r.local_size[0], r.local_size[1], r.local_size[2],
               r.local_size_choosable);
-        CHECK(r.args[2].kind == HPL_ARG_SCALAR && r.args[2].offset == 64, "s at %u", r.args[2].offset);
+        CHECK(r.args[2].kind == HPL_ARG_SCALAR && r.args[2].offset == 96, "s at %u", r.args[2].offset);
     }
 
     rc = compile_reflect("#include <hplvk.glsl>\n"
@@ -589,7 +594,8 @@ static void test_reflect_misc(void)
 
     /* A hand-made array struct with mismatched dims/stride vectors. */
     rc = compile_reflect("#include <hplvk.glsl>\n"
-                         "struct bad_arr { hplvk_ro_float p; uvec2 dims; uint stride; uvec2 origin; };\n"
+                         "struct bad_arr { hplvk_ro_float p; uvec2 dims; uint stride; uvec2 origin; uvec2 part_lo; uvec2 part_hi;\n"
+                         "                 uvec2 owned_lo; uvec2 owned_hi; };\n"
                          "hpl_args { bad_arr x; };\nvoid main() { }\n",
                          NULL, &r);
     CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "'x'") && strstr(hpl_last_error(), "stride"),
@@ -598,7 +604,8 @@ static void test_reflect_misc(void)
     /* Elements that are not tightly packed (std140 array stride 16). */
     rc = compile_reflect("#include <hplvk.glsl>\n"
                          "layout(buffer_reference, std140) buffer loose { float v[]; };\n"
-                         "struct loose_arr { loose p; uint dims; uint stride; uint origin; };\n"
+                         "struct loose_arr { loose p; uint dims; uint stride; uint origin; uint part_lo; uint part_hi; uint owned_lo;\n"
+                         "                   uint owned_hi; };\n"
                          "hpl_args { loose_arr x; };\nvoid main() { }\n",
                          NULL, &r);
     CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "'x'") && strstr(hpl_last_error(), "stride 16"),
@@ -672,10 +679,10 @@ static void test_raw_spirv(void)
         CHECK(strcmp(r.args[0].name, "a") == 0 && r.args[0].kind == HPL_ARG_ARRAY && r.args[0].access == HPL_READ &&
                   r.args[0].type == HPL_FLOAT32 && r.args[0].ndims == 1,
               "arg a");
-        CHECK(strcmp(r.args[1].name, "b") == 0 && r.args[1].access == HPL_WRITE && r.args[1].offset == 32, "arg b");
+        CHECK(strcmp(r.args[1].name, "b") == 0 && r.args[1].access == HPL_WRITE && r.args[1].offset == 48, "arg b");
         CHECK(strcmp(r.args[2].name, "s") == 0 && r.args[2].kind == HPL_ARG_SCALAR && r.args[2].type == HPL_FLOAT32,
               "arg s");
-        CHECK(r.args_size == 68, "args_size %u", r.args_size);
+        CHECK(r.args_size == 100, "args_size %u", r.args_size);
     }
 
     /* Not a compute shader: turn the entry point into a vertex shader. */
