@@ -120,6 +120,16 @@ int hpl__op_prepare(hpl__op *op)
     return rc;
 }
 
+/* Is step t of b's plan a copy into b's memory recorded in the operation's
+ * own command buffer? Copies into the host storage (from another device)
+ * were submitted on their source device by hpl__op_prepare: for a binding
+ * of a zero-copy device (b->slot is the host storage) none is recorded here,
+ * and no buffer of another device ever enters this device's commands. */
+static bool recorded_here(const hpl__binding *b, const hpl__transfer *t)
+{
+    return t->dst == b->slot && t->dst != HPL__HOST;
+}
+
 int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
 {
     hpl__device *d = op->device;
@@ -130,7 +140,7 @@ int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
         hpl__binding *b = &op->bindings[i];
         for (int s = 0; s < b->plan.count; s++) {
             const hpl__transfer *t = &b->plan.steps[s];
-            if (t->dst != b->slot)
+            if (!recorded_here(b, t))
                 continue;
             hpl__layout from = hpl__layout_of(b->root, t->src, d->index);
             hpl__layout to = hpl__layout_of(b->root, t->dst, d->index);
@@ -147,7 +157,7 @@ static bool commit_binding(hpl_context *ctx, hpl__binding *b, hpl__point at)
     bool ok = true;
     for (int s = 0; s < b->plan.count; s++) {
         const hpl__transfer *t = &b->plan.steps[s];
-        if (t->dst == b->slot) {
+        if (recorded_here(b, t)) {
             hpl__count_transfer(ctx, b->root, t);
             ok = ok && hpl__coherence_did_transfer(c, t, at);
         }

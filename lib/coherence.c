@@ -185,8 +185,8 @@ int hpl__points_add(hpl__point *list, int count, hpl__point p)
 
 static void set_writer(hpl__memory_state *s, hpl__point at)
 {
-    if (at.value)
-        s->writer = at;
+    if (at.value && at.value > s->writers[at.device])
+        s->writers[at.device] = at.value;
 }
 
 static void add_reader(hpl__memory_state *s, hpl__point at)
@@ -273,10 +273,11 @@ bool hpl__coherence_invalidate(hpl__coherence *c, int mem, const hpl__region *re
 int hpl__coherence_wait_points(const hpl__coherence *c, int mem, bool for_write, hpl__point *out, int count)
 {
     const hpl__memory_state *s = &c->mem[mem];
-    count = hpl__points_add(out, count, s->writer);
-    if (for_write)
-        for (int d = 0; d < HPL__MAX_DEVICES; d++)
+    for (int d = 0; d < HPL__MAX_DEVICES; d++) {
+        count = hpl__points_add(out, count, (hpl__point){d, s->writers[d]});
+        if (for_write)
             count = hpl__points_add(out, count, (hpl__point){d, s->readers[d]});
+    }
     return count;
 }
 

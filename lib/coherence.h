@@ -8,10 +8,14 @@
  * several: the whole array, a subarray's own buffer). Memories are numbered
  * by slot; a removed slot is reused by the next hpl__coherence_add.
  *
- * Synchronisation points are kept per memory: every write into a memory
- * (kernel, transfer) waits for the memory's previous writer and readers, so
- * writes into one memory are totally ordered and the last writer implies
- * all earlier ones. Pure logic: no Vulkan. */
+ * Synchronisation points are kept per memory and per device: the last work
+ * of each device that wrote the memory, and that read it. A device memory is
+ * written by its own device only; the host storage may be written by several
+ * devices at once (zero-copy devices running the parts of one eval, halos
+ * staged from several devices), so one "last writer" would lose the others:
+ * a host read or hpl_array_destroy must wait for every one of them. Every
+ * write into a memory (kernel, transfer) waits for the memory's writers and
+ * readers known when it is planned. Pure logic: no Vulkan. */
 #ifndef HPL_COHERENCE_H
 #define HPL_COHERENCE_H
 
@@ -33,7 +37,7 @@ typedef struct hpl__memory_state {
     int device;                          /* HPL__NO_DEVICE for the host */
     hpl__box box;                        /* the elements it can hold */
     hpl__region valid;                   /* always inside box */
-    hpl__point writer;                   /* last work that wrote it */
+    uint64_t writers[HPL__MAX_DEVICES];  /* per device: last work that wrote it */
     uint64_t readers[HPL__MAX_DEVICES];  /* per device: last work that read it */
 } hpl__memory_state;
 
@@ -98,8 +102,8 @@ bool hpl__coherence_did_write(hpl__coherence *c, int mem, const hpl__region *reg
  * outside its owned box); other memories are unchanged. */
 bool hpl__coherence_invalidate(hpl__coherence *c, int mem, const hpl__region *region);
 
-/* The points work must wait for before it reads (writer only) or writes
- * (writer and every reader) memory `mem`. Appends to out (deduplicated per
+/* The points work must wait for before it reads (the writers) or writes
+ * (writers and readers) memory `mem`. Appends to out (deduplicated per
  * device, keeping the highest value; out needs room for HPL__MAX_DEVICES);
  * returns the new count. */
 int hpl__coherence_wait_points(const hpl__coherence *c, int mem, bool for_write, hpl__point *out, int count);
