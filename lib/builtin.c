@@ -31,7 +31,7 @@ int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int 
     size_t esize = hpl_type_size(a->type);
     memcpy(words, value, esize);
     hpl__subkernel s;
-    hpl__subkernel_init(&s, &ctx->devices[device], &k->variants[0]);
+    hpl__subkernel_init(&s, &ctx->devices[device], k);
     hpl__arg_view *v = &s.views[0];
     *v = (hpl__arg_view){.array = a, .at = {a->root, a->owned, a->owned}, .type = HPL_UINT32, .ndims = a->ndims,
                 .words = (uint32_t)(esize / 4)};
@@ -91,7 +91,7 @@ int hpl__reduce_on_device(hpl_context *ctx, hpl__array *root, const hpl__box *bo
     if (rc != HPL_OK)
         return rc;
     hpl__subkernel s;
-    hpl__subkernel_init(&s, &ctx->devices[device], &k->variants[0]);
+    hpl__subkernel_init(&s, &ctx->devices[device], k);
     s.global[0] = (uint64_t)groups * 256;
     s.global[1] = s.global[2] = 1;
     hpl__arg_view *x = &s.views[0], *p = &s.views[1];

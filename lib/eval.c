@@ -3,6 +3,7 @@
  * coherence state what the kernel read and wrote. Never waits for a device.
  * The subkernel machinery here also runs multi-device evals (split.c) and
  * the library's own kernels (builtin.c). */
+#include "ghost_check.h"
 #include "launch.h"
 
 #include <stddef.h>
@@ -295,11 +296,12 @@ static int check_device(const hpl__variant *v, const hpl__device *d)
 }
 
 /* Checks s's device and local size and gets its pipeline. */
-void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__variant *variant)
+void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__kernel *kernel)
 {
     memset(s, 0, offsetof(hpl__subkernel, op));
     s->device = device;
-    s->variant = (hpl__variant *)variant;
+    s->variant = (hpl__variant *)hpl__kernel_variant_for(kernel, device);
+    s->kernel_name = kernel->name;
 }
 
 int hpl__subkernel_setup(hpl_context *ctx, hpl__subkernel *s, const uint32_t given_local[3])
@@ -334,6 +336,13 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
         rc = hpl__op_record(&s->op, &cmd);
     if (rc != HPL_OK)
         return rc;
+    hpl__ghost_check ghosts;
+    rc = hpl__ghost_check_begin(s->op.ctx, s, cmd->cb, &ghosts);
+    if (rc != HPL_OK) {
+        hpl__cmd_abandon(d, cmd);
+        hpl__ghost_check_free(d, &ghosts);
+        return rc;
+    }
     vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline);
     if (chunk) {
         write_args(chunk->map + offset, &s->op, r, args, s->views);
@@ -341,8 +350,11 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
                                 &offset);
     }
     record_dispatches(cmd->cb, s, whole);
+    hpl__ghost_check_after(d, cmd->cb, &ghosts);
     hpl__point at;
     rc = hpl__op_submit(&s->op, cmd, &at);
+    int checked = hpl__ghost_check_end(s->op.ctx, d, s->kernel_name, &ghosts, rc == HPL_OK ? &at : NULL);
+    rc = rc == HPL_OK ? checked : rc;
     if (rc == HPL_OK && chunk)
         chunk->last_value = at.value;
     for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
@@ -399,10 +411,25 @@ static bool any_conflict(const hpl__subkernel *s, int n)
  * another (halos) is queued on it before its own kernel: the devices then
  * run side by side. Subkernels where one writes what another touches run
  * one after the other, in device order, each planned after the previous. */
+/* Does a zero-copy subkernel write an argument with a ghost part? Under
+ * validation such subkernels run in device order, so that the check of
+ * their ghost writes does not see the owner's concurrent writes. */
+static bool ghost_on_shared_memory(const hpl__subkernel *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const hpl__reflection *r = &s[i].variant->reflection;
+        for (int a = 0; s[i].device->zero_copy && a < r->arg_count; a++)
+            if (s[i].views[a].is_part && (r->args[a].access & HPL_WRITE) &&
+                !hpl__box_equal(&s[i].views[a].at.box, &s[i].views[a].at.owned))
+                return true;
+    }
+    return false;
+}
+
 int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3])
 {
     int rc = HPL_OK;
-    if (n == 1 || any_conflict(s, n)) {
+    if (n == 1 || any_conflict(s, n) || (ctx->validation && ghost_on_shared_memory(s, n))) {
         for (int i = 0; rc == HPL_OK && i < n; i++)
             rc = hpl__subkernel_run(ctx, &s[i], args, whole);
         return rc;
@@ -433,7 +460,7 @@ static int eval_single(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launc
                          launch->device, ctx->device_count, ctx->device_count == 1 ? "" : "s");
     hpl__device *d = &ctx->devices[launch->device];
     hpl__subkernel s;
-    hpl__subkernel_init(&s, d, hpl__kernel_variant_for(k, d));
+    hpl__subkernel_init(&s, d, k);
     int rc = hpl__args_check(ctx, &s.variant->reflection, args, nargs, s.views);
     if (rc == HPL_OK)
         rc = hpl__domain_of(launch, &s.variant->reflection, s.views, s.global);

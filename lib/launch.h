@@ -13,8 +13,9 @@
 typedef struct hpl__arg_view {
     hpl__array *array;
     hpl__view at;   /* what it touches, root coordinates: a part's box and owned box */
-    bool is_part;   /* a part of a multi-device eval: */
-    hpl__box whole; /* the argument it is a part of (root coordinates) */
+    bool is_part;         /* a part of a multi-device eval: */
+    hpl__box whole;       /* the argument it is a part of (root coordinates) */
+    hpl__box whole_owned; /* and that argument's owned box */
     hpl_type type;
     int ndims;
     uint64_t dims[3]; /* the kernel's extents of the argument (the whole one for a part) */
@@ -27,6 +28,7 @@ typedef struct hpl__arg_view {
 typedef struct hpl__subkernel {
     hpl__device *device;
     hpl__variant *variant;
+    const char *kernel_name; /* for messages */
     uint64_t global[3]; /* its domain */
     uint64_t offset[3]; /* where its domain starts in the whole eval's */
     uint32_t local[3];
@@ -36,8 +38,8 @@ typedef struct hpl__subkernel {
 } hpl__subkernel;
 
 /* Clears s, except its op (which hpl__op_init clears: 20 KiB not to clear
- * twice per eval), for `device` running `variant`. */
-void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__variant *variant);
+ * twice per eval), for `device` running kernel's variant for it. */
+void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__kernel *kernel);
 /* The whole (sub)array as the kernel sees it. */
 hpl__arg_view hpl__arg_view_of(hpl__array *a);
 /* Checks args against the kernel's reflection (count, kinds, types,

@@ -123,6 +123,7 @@ static hpl__arg_view part_view(const hpl__arg_view *whole, const hpl_partition *
     hpl__partition_box(&whole->at.box, p->dim, parts, index, (uint64_t)p->overlap, &owned, &halo);
     v.is_part = true;
     v.whole = whole->at.box;
+    v.whole_owned = whole->at.owned;
     v.at.box = halo;
     if (!hpl__box_intersect(&owned, &whole->at.owned, &v.at.owned))
         v.at.owned = (hpl__box){.lo = {halo.lo[0], halo.lo[1], halo.lo[2]}, .hi = {halo.lo[0], halo.lo[1], halo.lo[2]}};
@@ -134,7 +135,7 @@ static int subkernel_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
                           const hpl__arg_view *views, const split *sp, int i, hpl__subkernel *s)
 {
     hpl__device *d = &ctx->devices[sp->devices[i]];
-    hpl__subkernel_init(s, d, hpl__kernel_variant_for(k, d));
+    hpl__subkernel_init(s, d, k);
     const hpl__reflection *r = &s->variant->reflection;
     memcpy(s->global, sp->whole, sizeof s->global);
     s->global[sp->dim] = sp->parts[i].hi - sp->parts[i].lo;

@@ -3,6 +3,8 @@
 #define _XOPEN_SOURCE 700
 #include "harness.h"
 
+#include <pthread.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
@@ -59,6 +61,9 @@ static void print_defanged(const char *m)
     fprintf(stderr, "%s\n", out);
 }
 
+static pthread_mutex_t last_error_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_error[1024]; /* the last ERROR-level message */
+
 static void log_cb(void *user, hpl_log_level level, const char *message)
 {
     (void)user;
@@ -78,6 +83,9 @@ static void log_cb(void *user, hpl_log_level level, const char *message)
         atomic_fetch_add(&warnings_all, 1);
     } else {
         atomic_fetch_add(&errors, 1);
+        pthread_mutex_lock(&last_error_lock);
+        snprintf(last_error, sizeof last_error, "%s", message ? message : "");
+        pthread_mutex_unlock(&last_error_lock);
     }
     fprintf(stderr, "[hplvk log %s] %s\n", level_name(level), message ? message : "(null)");
 }
@@ -150,6 +158,16 @@ int th_take_warnings(void)
 int th_error_messages(void)
 {
     return atomic_load(&errors);
+}
+
+int th_take_errors(char *last, size_t size)
+{
+    pthread_mutex_lock(&last_error_lock);
+    if (last && size)
+        snprintf(last, size, "%s", last_error);
+    last_error[0] = 0;
+    pthread_mutex_unlock(&last_error_lock);
+    return atomic_exchange(&errors, 0);
 }
 
 int th_failures(void)

@@ -60,6 +60,10 @@ int th_finish(hpl_context *ctx);
 int th_take_warnings(void);
 /* ERROR-level messages (validation) seen so far; never taken. */
 int th_error_messages(void);
+/* Returns and forgets the number of ERROR-level messages logged so far (a
+ * test that provokes them on purpose); the last one goes to last (may be
+ * NULL). */
+int th_take_errors(char *last, size_t size);
 /* Number of failed checks so far. */
 int th_failures(void);
 
