@@ -321,6 +321,9 @@ typedef struct hpl_array_info {
     uint64_t origin[3];         /* first element, in the root's coordinates */
     uint64_t owned_first[3];    /* owned box, inclusive, in the array's own */
     uint64_t owned_last[3];     /* coordinates (0 = its first element) */
+    uint64_t owned_count;       /* elements in the owned box; 0 for a part that
+                                 * misses its array's owned box (it owns
+                                 * nothing; owned_first/last are then 0) */
     uint64_t host_stride[3];    /* element strides of the pointer hpl_array_access returns */
     bool contiguous;            /* its elements are one run in the root */
 } hpl_array_info;
@@ -402,8 +405,9 @@ HPL_API int hpl_array_reduce(hpl_context *ctx, hpl_array array, hpl_reduction op
  *   hpl_subarray(ctx, m, HPL_RANGES(HPL_ALL, {0, 7}), &block);    // columns 0..7
  *
  * Asking again for the same box (and owned box) of the same parent returns
- * the same subarray. hpl_array_destroy of a subarray forgets the view
- * (never its data); destroying an array destroys its subarrays with it.
+ * the same subarray. hpl_array_destroy of a subarray forgets the view and
+ * the subarrays made from it (never their data: their handles become
+ * invalid); destroying an array destroys its subarrays with it.
  *
  * Owned boxes and ghost regions. hplvk departs here from HPL on purpose. In
  * HPL, overlapping subarrays each keep their own possibly stale copy of the
@@ -417,8 +421,16 @@ HPL_API int hpl_array_reduce(hpl_context *ctx, hpl_array array, hpl_reduction op
  * Without an owned box the whole subarray counts as written, and two writes
  * whose boxes overlap are ordered in program order: never lost.
  * A zero-copy device (chapter 3) works on the one host copy, so there a
- * kernel's writes outside the owned box do land: keep kernels writing their
- * owned box only if they may run on such a device.
+ * kernel's writes outside the owned box do land. The rule that gives the
+ * same result on every device list: a kernel writes only the owned box
+ * (x.owned_lo .. x.owned_hi, chapter 6). The parts of a multi-device eval
+ * follow it by construction (each subkernel runs over the part it owns);
+ * with validation on, a subkernel writing a neighbour's elements is
+ * reported (section 7b).
+ *
+ * hpl_array_write of a subarray with a ghost part stores only the owned
+ * box: the ghost elements of the source buffer are ignored (they are the
+ * neighbours').
  *
  * Placement. On a device, a subarray lives inside a buffer of its root
  * already there (bound at an offset), else gets a buffer of its own box.
@@ -493,7 +505,9 @@ HPL_API int hpl_stats_reset(hpl_context *ctx);
  * of dimensions and access (read-only, write-only, read-write from the
  * NonWritable/NonReadable decorations); scalars their type and offset. A
  * write-only array is not fetched before the kernel runs (HPL's rule): the
- * kernel must write all of it. SPIR-V given directly follows the same ABI
+ * kernel must write all of it — all of its owned box, for a subarray with
+ * one and for each part of a multi-device eval (a subkernel writes the part
+ * its device owns; the halo is the neighbours' and is refreshed from them). SPIR-V given directly follows the same ABI
  * (any compiler, as long as it declares the block as <hplvk.glsl> does).
  *
  * Variants: a kernel may carry other sources for some device types (a CPU
@@ -576,19 +590,34 @@ HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint3
  *   }
  *
  * Element types: float, double, int, uint, int64_t, uint64_t.
- * For an array argument x (an N-D array, N = 1..3):
+ * For an array argument x (an N-D array, N = 1..3), in the coordinates of
+ * the argument as passed to hpl_eval (index 0 at its first element):
  *   hpl_at(x, i), hpl_at2(x, i, j), hpl_at3(x, i, j, k)   element (an lvalue)
  *   x.dims     extents (uint for 1-D, uvecN otherwise)
  *   x.stride   element strides per dimension (x.stride.x for dimension 0)
  *   x.origin   position of x's first element in its whole array (subarrays)
+ *   x.part_lo, x.part_hi    the elements present on this device, half-open:
+ *              all of x, or in a multi-device eval this device's part with
+ *              its halo (section 7b); only these may be read
+ *   x.owned_lo, x.owned_hi  the elements this device owns, half-open: all of
+ *              x (its owned box for a subarray with one), or this device's
+ *              part without the halo; only these may be written
+ *   hpl_owns(x, i), hpl_owns2(x, i, j), hpl_owns3(x, i, j, k)   inside the owned box?
+ *   hpl_part_at(x, i) .. hpl_part_at3, hpl_part_dims(x): HPL's part-local
+ *              view, index 0 at x.part_lo, extents x.part_hi - x.part_lo
  * Launch geometry:
- *   hpl_global_id         (uvec3) gl_GlobalInvocationID + hpl_dispatch_base
- *   hpl_domain_size       (uvec3) the domain this kernel runs over
- *   hpl_subkernel_offset  (uvec3) where this domain starts in the whole eval's
- *                         domain (non-zero when an eval is split over devices)
- *   hpl_global_size       (uvec3) the whole eval's domain
- *   hpl_dispatch_base     (uvec3) first invocation of this dispatch (big
- *                         domains are run as several dispatches)
+ *   hpl_global_id         (uvec3) position in the eval's whole domain
+ *   hpl_global_size       (uvec3) the eval's whole domain
+ *   hpl_domain_size       (uvec3) the same (what a one-device kernel sees)
+ *   hpl_subkernel_offset  (uvec3) first position of this subkernel's box of
+ *                         the domain (0 unless the eval is split over devices)
+ *   hpl_subkernel_size    (uvec3) the size of that box
+ *   hpl_dispatch_base     (uvec3) first invocation of this dispatch within
+ *                         the box (big boxes run as several dispatches)
+ * So a kernel written for one device runs split unchanged: in a split eval
+ * each subkernel runs over the positions its device owns, hpl_global_id
+ * still names the whole domain's position, and x is indexed like the whole
+ * array, halo reads included.
  * Invocations past the domain's edge never run the kernel: the prelude wraps
  * main() and returns early for them. A kernel that uses barrier() must not
  * let invocations leave early: #define HPL_NO_MASK before the #include and
@@ -671,7 +700,8 @@ typedef struct hpl_launch {
     int devices[HPL_MAX_DEVICES];
     int device_count;
     /* NULL, or one entry per device of the eval (in their order): that
-     * subkernel's own global and local domains (HPL's vector modifiers).
+     * subkernel's own global and local domains (HPL's vector modifiers);
+     * global starts where the subkernel's part of the whole domain starts.
      * Domains are not checked against the arrays, on one device or several:
      * a kernel must not index past its arguments' x.dims. */
     const hpl_domain *domains;
@@ -715,18 +745,30 @@ HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *laun
  * subkernel and cannot be annotated.
  *
  * Domains: the whole domain is launch.global, else the first array
- * argument's extents. It is split like the first annotated argument (along
- * its dimension, with its overlap; along dimension 0 when none is
- * annotated), so by default each subkernel's domain is its first argument's
- * part, halo included. Every annotated array must have as many elements
- * along its split dimension as the domain along the split one, so that
- * parts line up (HPL_ERROR_DIMENSIONS otherwise). launch.domains gives a
- * subkernel a domain of its own.
+ * argument's extents. It is split along the first annotated argument's
+ * dimension (dimension 0 when none is annotated) into parts like the
+ * arrays', without overlap: each subkernel runs over the positions its
+ * device owns, and hpl_global_id is the position in the whole domain.
+ * Every annotated array must have as many elements along its split
+ * dimension as the domain along the split one, so that parts line up
+ * (HPL_ERROR_DIMENSIONS otherwise). launch.domains[i] gives subkernel i a
+ * domain size of its own, starting where its part of the whole domain
+ * starts.
  *
- * The kernel sees each part as a whole array (index 0 at the part's first
- * element, halo included; x.origin is its place in the root), and
- * hpl_subkernel_offset gives where its domain starts in the whole domain
- * (hpl_global_size).
+ * The kernel indexes each argument like the whole argument (chapter 6): the
+ * single-device kernel is the multi-device kernel. x.part_lo .. x.part_hi
+ * are the elements present on its device (its part with the halo) and
+ * x.owned_lo .. x.owned_hi those it owns; hpl_part_at() gives HPL's
+ * part-local view (index 0 at the part's first element, halo included).
+ *
+ * The rule for writes: a subkernel writes only the elements its device
+ * owns. A write into the halo (a neighbour's elements) would be discarded
+ * on a device with its own memory and race with the owner on a zero-copy
+ * device, so results would depend on the device list; with validation on
+ * (HPLVK_VALIDATION=1), such writes are reported as errors naming the
+ * kernel, the array and the first element. A part of an owned subarray
+ * that misses the subarray's owned box owns nothing (hpl_array_info's
+ * owned_count 0).
  *
  * Halos refresh themselves: a subkernel's write makes only its owned box
  * valid. At the next read of a part, the halo elements another device wrote
@@ -742,7 +784,9 @@ HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *laun
  *
  * After an annotated eval, each part is a subarray (with the part's owned
  * box) that hpl_array_part() returns (HPL's getSubarray(i)); a host read of
- * the whole array gathers the parts lazily.
+ * the whole array gathers the parts lazily. A part becomes one of the
+ * array's listed subarrays (hpl_subarray_count) the first time
+ * hpl_array_part() returns it, once.
  */
 
 /* The number of parts of `array` made by the last annotated eval that split

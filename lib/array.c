@@ -556,7 +556,9 @@ int hpl_array_get_info(hpl_context *ctx, hpl_array handle, hpl_array_info *out)
         memcpy(out->dims, a->dims, sizeof out->dims);
         memcpy(out->origin, a->box.lo, sizeof out->origin);
         root_strides(a->root, out->host_stride);
-        for (int d = 0; d < 3; d++) {
+        bool owns = !hpl__box_empty(&a->owned);
+        out->owned_count = owns ? hpl__box_volume(&a->owned) : 0;
+        for (int d = 0; d < 3 && owns; d++) {
             out->owned_first[d] = a->owned.lo[d] - a->box.lo[d];
             out->owned_last[d] = a->owned.hi[d] - 1 - a->box.lo[d];
         }
