@@ -154,7 +154,13 @@ static int subkernel_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
     }
     for (int a = 0; a < r->arg_count; a++)
         s->views[a] = args[a].part.on ? part_view(&views[a], &args[a].part, sp->part_count, i) : views[a];
-    return hpl__subkernel_setup(ctx, s, local);
+    int rc = hpl__subkernel_setup(ctx, s, local);
+    if (rc != HPL_OK && local != launch->local) {
+        char what[64];
+        snprintf(what, sizeof what, "launch.domains[%d].local", i);
+        hpl__error_prefix(what);
+    }
+    return rc;
 }
 
 /* Remembers each annotated array's split for hpl_array_part(). */

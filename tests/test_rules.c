@@ -8,8 +8,7 @@
  *   the data stays;
  * - hpl_subarray_count lists a part once hpl_array_part has returned it,
  *   once, and not the parts never asked for;
- * - the same program gives the same result on 1 to 4 devices, with the
- *   kernel reading its owned box (x.owned_lo/hi) itself. */
+ * - a bad launch.domains[i].local names domains[i]. */
 #include "harness.h"
 
 #include <stdlib.h>
@@ -146,6 +145,23 @@ static void test_count_after_part(hpl_context *ctx, int ndev)
     CHECK_OK(hpl_array_destroy(ctx, m));
 }
 
+/* A bad local size in launch.domains[i] names that entry. */
+static void test_domain_local_message(hpl_context *ctx, int ndev)
+{
+    if (ndev < 2)
+        return;
+    hpl_array m = th_array(ctx, HPL_FLOAT32, ROWS, COLS, 0);
+    hpl_kernel k = th_kernel(ctx, "#include <hplvk.glsl>\n"
+                                  "hpl_args { hpl_out(float, 2) y; };\n"
+                                  "void main() { hpl_at2(y, hpl_global_id.x, hpl_global_id.y) = 1.0; }\n");
+    hpl_domain domains[2] = {{.local = {8, 1}}, {.local = {1u << 20, 1}}};
+    CHECK_FAILS(hpl_eval(ctx, k, &(hpl_launch){.devices = {0, 1}, .device_count = 2, .domains = domains},
+                         HPL_ARGS(hpl_part1(m, 0))),
+                HPL_ERROR_INVALID_ARGUMENT, "launch.domains[1].local");
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+    CHECK_OK(hpl_array_destroy(ctx, m));
+}
+
 int main(void)
 {
     static const char *lists[] = {"cpu", "cpu:2", "cpu:3", "cpu:4"};
@@ -156,6 +172,7 @@ int main(void)
         test_part_missing_owned_box(ctx, ndev);
         test_destroy_nested(ctx);
         test_count_after_part(ctx, ndev);
+        test_domain_local_message(ctx, ndev);
         th_finish(ctx);
     }
     return th_failures() ? 1 : 0;
