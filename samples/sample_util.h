@@ -103,6 +103,11 @@ static inline int sample_device_list(hpl_context *ctx, const int *devices, int c
 /* The devices an annotated eval with no device list runs on (section 7b):
  * the context's GPUs, or all its devices when it has none. Returns how
  * many went to out[]. */
+static inline uint64_t sample_min(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
 static inline int sample_default_devices(hpl_context *ctx, int out[HPL_MAX_DEVICES])
 {
     int n = 0;
