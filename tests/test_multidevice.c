@@ -275,10 +275,10 @@ static void selection(void)
                 gpus += hpl_physical_device_get_info(c, i, &info) == HPL_OK && (info.type & HPL_DEVICE_GPU);
             CHECK(hpl_device_count(c) == gpus, "default devices: %d, the machine has %d GPUs", hpl_device_count(c),
                   gpus);
-            for (int d = 0; d < hpl_device_count(c); d++)
-                if (CHECK_OK(hpl_device_get_info(c, d, &info)))
+            for (int dv = 0; dv < hpl_device_count(c); dv++)
+                if (CHECK_OK(hpl_device_get_info(c, dv, &info)))
                     CHECK((info.type & HPL_DEVICE_GPU) && info.replica == 0, "default device %d: type %d replica %u",
-                          d, info.type, info.replica);
+                          dv, info.type, info.replica);
         }
         int all;
         if (CHECK_OK(count_with("all", &all)))
