@@ -1,12 +1,17 @@
-# ctest install_consumer: installs the build tree into a fresh prefix and
-# builds tests/consumer against it twice, with find_package(hplvk) and with
-# pkg-config, then runs both programs.
+# ctest install_consumer: installs the build tree into a fresh prefix
+# (WORK_DIR/home/hplvk: $HOME/hplvk for a fake HOME), builds and runs
+# README.md's example exactly as printed there (cmake/test_readme.sh: the
+# pkg-config build run with LD_LIBRARY_PATH, the rpath build run without it,
+# and its kernel compiled offline with glslc against the installed
+# <hplvk.glsl>), then builds tests/consumer against the prefix twice, with
+# find_package(hplvk) and with pkg-config, and runs both programs, which also
+# run that offline-compiled kernel.
 #
 #   cmake -DBUILD_DIR=... -DCONSUMER_DIR=... -DWORK_DIR=... -DC_COMPILER=...
-#         -DPKG_CONFIG=... [-DGENERATOR=...] -P test_install.cmake
+#         -DPKG_CONFIG=... -DGLSLC=... -DREADME=... [-DGENERATOR=...] -P test_install.cmake
 cmake_minimum_required(VERSION 3.25)
 
-foreach(var BUILD_DIR CONSUMER_DIR WORK_DIR C_COMPILER)
+foreach(var BUILD_DIR CONSUMER_DIR WORK_DIR C_COMPILER GLSLC README)
     if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
         message(FATAL_ERROR "test_install.cmake: -D${var}=... is required")
     endif()
@@ -19,7 +24,8 @@ function(run what)
     endif()
 endfunction()
 
-set(prefix "${WORK_DIR}/prefix")
+set(home "${WORK_DIR}/home")
+set(prefix "${home}/hplvk")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
@@ -33,7 +39,7 @@ if(NOT n EQUAL 1)
     message(FATAL_ERROR "install_consumer: expected one libhplvk.so under ${prefix}, found: ${sonames}")
 endif()
 get_filename_component(libdir "${sonames}" DIRECTORY)
-foreach(f "${prefix}/include/hplvk.h" "${libdir}/pkgconfig/hplvk.pc"
+foreach(f "${prefix}/include/hplvk.h" "${prefix}/include/hplvk.glsl" "${libdir}/pkgconfig/hplvk.pc"
           "${libdir}/cmake/hplvk/hplvkConfig.cmake" "${libdir}/cmake/hplvk/hplvkConfigVersion.cmake")
     if(NOT EXISTS "${f}")
         message(FATAL_ERROR "install_consumer: ${f} was not installed")
@@ -43,7 +49,19 @@ if(NOT EXISTS "${libdir}/libhplvk.so.0")
     message(FATAL_ERROR "install_consumer: the soname link libhplvk.so.0 was not installed")
 endif()
 
-# 1. CMake package.
+if(NOT PKG_CONFIG)
+    message(FATAL_ERROR "install_consumer: pkg-config not found (apt-get install pkg-config)")
+endif()
+
+# 1. README.md's example, as printed there (leaves readme/saxpy.spv).
+message(STATUS "== README.md's example")
+set(spv "${WORK_DIR}/readme/saxpy.spv")
+run("README.md's example" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH --unset=PKG_CONFIG_PATH
+    "HOME=${home}" "CC=${C_COMPILER}" "PKG_CONFIG=${PKG_CONFIG}" "GLSLC=${GLSLC}" "PCDIR=${libdir}/pkgconfig"
+    sh "${CMAKE_CURRENT_LIST_DIR}/test_readme.sh" "${README}" "${WORK_DIR}/readme")
+
+# 2. CMake package. CMake gives the program an rpath to the library: it runs
+# without LD_LIBRARY_PATH.
 message(STATUS "== consumer with find_package(hplvk)")
 set(gen "")
 if(GENERATOR)
@@ -52,19 +70,18 @@ endif()
 run("configure consumer" "${CMAKE_COMMAND}" ${gen} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/cmake-build"
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}" -DCMAKE_BUILD_TYPE=Release)
 run("build consumer" "${CMAKE_COMMAND}" --build "${WORK_DIR}/cmake-build")
-run("run consumer (CMake)" "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${libdir}" "${WORK_DIR}/cmake-build/consumer")
+run("run consumer (CMake)" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${WORK_DIR}/cmake-build/consumer"
+    "${spv}")
 
-# 2. pkg-config, as a user would type it.
+# 3. pkg-config, as README.md says for a non-system prefix (rpath): runs
+# without LD_LIBRARY_PATH.
 message(STATUS "== consumer with pkg-config")
-if(NOT PKG_CONFIG)
-    message(FATAL_ERROR "install_consumer: pkg-config not found (apt-get install pkg-config)")
-endif()
 # (No ';' in the shell text: it would split the CMake list of arguments.)
-set(sh_cmd [["$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror "$1" $("$PKG_CONFIG" --cflags --libs hplvk) -o "$2"]])
-message(STATUS "PKG_CONFIG_PATH=${libdir}/pkgconfig ${C_COMPILER} consumer.c $(pkg-config --cflags --libs hplvk)")
+set(sh_cmd [["$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror "$1" $("$PKG_CONFIG" --cflags --libs hplvk) -Wl,-rpath,$("$PKG_CONFIG" --variable=libdir hplvk) -o "$2"]])
+message(STATUS "PKG_CONFIG_PATH=${libdir}/pkgconfig ${C_COMPILER} consumer.c $(pkg-config --cflags --libs hplvk) -Wl,-rpath,$(pkg-config --variable=libdir hplvk)")
 run("build consumer (pkg-config)" "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${libdir}/pkgconfig"
     "PKG_CONFIG=${PKG_CONFIG}" "CC=${C_COMPILER}"
     sh -c "${sh_cmd}" sh "${CONSUMER_DIR}/consumer.c" "${WORK_DIR}/pc-consumer")
-run("run consumer (pkg-config)" "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${libdir}" "${WORK_DIR}/pc-consumer")
+run("run consumer (pkg-config)" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${WORK_DIR}/pc-consumer" "${spv}")
 
-message(STATUS "== install_consumer: both consumers passed")
+message(STATUS "== install_consumer: README.md's example and both consumers passed")

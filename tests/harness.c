@@ -106,12 +106,7 @@ hpl_context *th_context_desc(const hpl_context_desc *base)
         desc.devices = "cpu";
     /* TH_DEVICE_KIND=gpu runs the suite on a GPU machine: "cpu:2" becomes
      * "gpu:2" (the GPU opened as two logical devices). */
-    const char *kind = getenv("TH_DEVICE_KIND");
-    char spec[64];
-    if (kind && *kind && !strncmp(desc.devices, "cpu", 3)) {
-        snprintf(spec, sizeof spec, "%s%s", kind, desc.devices + 3);
-        desc.devices = spec;
-    }
+    desc.devices = th_devices(desc.devices);
     th_prepare_desc(&desc);
     hpl_context *ctx = NULL;
     int r = hpl_context_create(&desc, &ctx);
@@ -121,6 +116,38 @@ hpl_context *th_context_desc(const hpl_context_desc *base)
         exit(1);
     }
     return ctx;
+}
+
+const char *th_devices(const char *devices)
+{
+    static char buffers[16][128];
+    static atomic_uint next;
+    const char *kind = getenv("TH_DEVICE_KIND");
+    if (!devices || !kind || !*kind || strncmp(devices, "cpu", 3) != 0)
+        return devices;
+    const char *rest = devices + 3;
+    /* "gpu0" names one device: "cpu0:2" is that device twice. */
+    if (isdigit((unsigned char)kind[strlen(kind) - 1]))
+        while (isdigit((unsigned char)*rest))
+            rest++;
+    char *out = buffers[atomic_fetch_add(&next, 1) % 16];
+    snprintf(out, sizeof buffers[0], "%s%s", kind, rest);
+    return out;
+}
+
+uint32_t th_device_types(void)
+{
+    const char *kind = getenv("TH_DEVICE_KIND");
+    if (!kind || !*kind || strncmp(kind, "cpu", 3) == 0)
+        return HPL_DEVICE_CPU;
+    if (strncmp(kind, "gpu", 3) == 0)
+        return HPL_DEVICE_GPU;
+    return HPL_DEVICE_ANY;
+}
+
+bool th_shares_memory(const hpl_device_info *info)
+{
+    return (info->type & (HPL_DEVICE_CPU | HPL_DEVICE_INTEGRATED_GPU)) && info->host_import;
 }
 
 hpl_context *th_context(const char *devices)

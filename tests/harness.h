@@ -1,5 +1,5 @@
-/* Test harness for hplvk's end-to-end tests (all on Lavapipe, all under the
- * validation layer).
+/* Test harness for hplvk's end-to-end tests (on Lavapipe, or on a GPU with
+ * TH_DEVICE_KIND below; all under the validation layer).
  *
  *   int main(void) {
  *       hpl_context *ctx = th_context("cpu:2");   // validation on, counting log
@@ -17,8 +17,10 @@
  * validation message always fails the test.
  *
  * The checks and counters are thread-safe: tests may CHECK from any thread.
- * TH_DEVICE_KIND=gpu rewrites device strings "cpu..." to "gpu..." (to run
- * the suite on a GPU machine without Lavapipe).
+ * TH_DEVICE_KIND=gpu (or gpu0, gpu1, ...) rewrites device strings "cpu..." to
+ * "gpu..." (to run the suite on a GPU machine without Lavapipe; see
+ * th_devices). Tests then assert what the device's properties imply
+ * (hpl_device_get_info), never that it is a CPU.
  * TH_VERBOSE=1 in the environment prints every expected failure's message
  * (to review what the library says).
  */
@@ -49,6 +51,22 @@ hpl_context *th_context_desc(const hpl_context_desc *desc);
 /* Fills in validation and the counting log into *desc (for tests that call
  * hpl_context_create themselves, e.g. to check it fails). */
 void th_prepare_desc(hpl_context_desc *desc);
+/* The device list th_context opens for `devices`: with TH_DEVICE_KIND=K the
+ * leading "cpu" selector becomes K ("cpu:2" -> "gpu0:2" for K = gpu0; when K
+ * names one device, an index after "cpu" is dropped: "cpu0:2" -> "gpu0:2").
+ * Returns `devices` itself when nothing changes, else a string that stays
+ * valid for the next 15 calls. For tests that call hpl_context_create or set
+ * HPLVK_DEVICES themselves. */
+const char *th_devices(const char *devices);
+/* The hpl_device_type bits a device opened for "cpu..." has: HPL_DEVICE_CPU,
+ * or with TH_DEVICE_KIND=gpu... HPL_DEVICE_GPU (HPL_DEVICE_ANY for another
+ * kind: "0", "all"). */
+uint32_t th_device_types(void);
+/* The device shares memory with the host (the CPU or an integrated GPU, able
+ * to import host memory): zero copy is on for it when opened once with
+ * HPL_ZERO_COPY_AUTO, and HPL_ZERO_COPY_ON can make it zero-copy. A discrete
+ * GPU never is: it keeps separate copies whatever the mode asks. */
+bool th_shares_memory(const hpl_device_info *info);
 /* Destroys ctx (may be NULL), prints a summary and returns the process exit
  * status: 0 only if every check passed and no unexpected message was logged. */
 int th_finish(hpl_context *ctx);

@@ -1446,7 +1446,7 @@ int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     double t0 = th_now();
-    hpl_context *ctx = th_context("cpu:4");
+    hpl_context *ctx = th_context_desc(&(hpl_context_desc){.devices = "cpu:4", .zero_copy = HPL_ZERO_COPY_OFF});
     int ndev = hpl_device_count(ctx);
     CHECK(ndev == 4, "cpu:4 opened %d devices", ndev);
     for (int d = 0; d < ndev; d++) {

@@ -124,8 +124,11 @@ static void devices(hpl_context *ctx, hpl_kernel k, hpl_array x, hpl_array y)
         if (hpl_physical_device_get_info(ctx, i, &info) == HPL_OK && (info.type & HPL_DEVICE_GPU))
             have_gpu = true;
 
-    /* Device lists that name devices that are not there. */
-    static const char *bad_lists[] = {"gpu7", "bogus", "cpu5", "cpu,gpu9"};
+    /* Device lists that name devices that are not there (the last after
+     * one that is: the device under test, th_devices). */
+    char good_bad[160];
+    snprintf(good_bad, sizeof good_bad, "%s,gpu9", th_devices("cpu"));
+    const char *bad_lists[] = {"gpu7", "bogus", "cpu5", good_bad};
     static const char *named[] = {"gpu7", "bogus", "cpu5", "gpu9"};
     for (size_t i = 0; i < sizeof bad_lists / sizeof bad_lists[0]; i++) {
         hpl_context_desc d = {.devices = bad_lists[i]};

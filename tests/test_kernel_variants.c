@@ -291,12 +291,18 @@ static void run_check(hpl_context *ctx, hpl_kernel k, const hpl_arg *extra, size
 static void variants(hpl_context *ctx)
 {
     hpl_kernel k;
+    /* The variant that runs is the first whose mask has device 0's type
+     * (HPL_DEVICE_CPU on Lavapipe), else the generic source. */
+    hpl_device_info info;
+    memset(&info, 0, sizeof info);
+    CHECK_OK(hpl_device_get_info(ctx, 0, &info));
+    const bool cpu = info.type & HPL_DEVICE_CPU, gpu = info.type & HPL_DEVICE_GPU;
     /* A CPU variant: it runs on Lavapipe. */
     if (CHECK_OK(hpl_kernel_create(ctx,
                                    &(hpl_kernel_desc){.source.glsl = SCALE_SRC("3.0"),
                                                       .variants = {{HPL_DEVICE_CPU, {.glsl = SCALE_SRC("2.0")}}}},
                                    &k))) {
-        run_check(ctx, k, NULL, 0, 2.0f, 0.0f, "CPU variant on Lavapipe");
+        run_check(ctx, k, NULL, 0, cpu ? 2.0f : 3.0f, 0.0f, "CPU variant (generic off a CPU)");
         CHECK_OK(hpl_kernel_destroy(ctx, k));
     }
     /* Only a GPU variant: the generic source runs on the CPU. */
@@ -304,7 +310,7 @@ static void variants(hpl_context *ctx)
                                    &(hpl_kernel_desc){.source.glsl = SCALE_SRC("3.0"),
                                                       .variants = {{HPL_DEVICE_GPU, {.glsl = SCALE_SRC("5.0")}}}},
                                    &k))) {
-        run_check(ctx, k, NULL, 0, 3.0f, 0.0f, "GPU-only variant on Lavapipe (generic runs)");
+        run_check(ctx, k, NULL, 0, gpu ? 5.0f : 3.0f, 0.0f, "GPU-only variant (generic off a GPU)");
         CHECK_OK(hpl_kernel_destroy(ctx, k));
     }
     /* GPU first, then CPU: the CPU one. */
@@ -313,7 +319,18 @@ static void variants(hpl_context *ctx)
                                                       .variants = {{HPL_DEVICE_GPU, {.glsl = SCALE_SRC("5.0")}},
                                                                    {HPL_DEVICE_CPU, {.glsl = SCALE_SRC("2.0")}}}},
                                    &k))) {
-        run_check(ctx, k, NULL, 0, 2.0f, 0.0f, "GPU then CPU variant");
+        run_check(ctx, k, NULL, 0, gpu ? 5.0f : cpu ? 2.0f : 3.0f, 0.0f, "GPU then CPU variant");
+        CHECK_OK(hpl_kernel_destroy(ctx, k));
+    }
+    /* Whatever the device: a variant for every other type is passed over,
+     * and one for its own type, after it, runs. */
+    if (CHECK_OK(hpl_kernel_create(ctx,
+                                   &(hpl_kernel_desc){.source.glsl = SCALE_SRC("3.0"),
+                                                      .variants = {{HPL_DEVICE_ANY & ~info.type,
+                                                                    {.glsl = SCALE_SRC("5.0")}},
+                                                                   {info.type, {.glsl = SCALE_SRC("2.0")}}}},
+                                   &k))) {
+        run_check(ctx, k, NULL, 0, 2.0f, 0.0f, "variant for the other types, then the device's own");
         CHECK_OK(hpl_kernel_destroy(ctx, k));
     }
     /* The first variant that includes the type wins. */
@@ -332,11 +349,11 @@ static void variants(hpl_context *ctx)
                 .source.glsl = "#include <hplvk.glsl>\n"
                                "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; float s; };\n"
                                "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = -hpl_at(x, i); }\n",
-                .variants = {{HPL_DEVICE_CPU,
+                .variants = {{info.type,
                               {.spirv = spv_kernel, .spirv_words = sizeof spv_kernel / sizeof spv_kernel[0]}}}},
             &k))) {
         hpl_arg s = hpl_f32(4.0f);
-        run_check(ctx, k, &s, 1, 4.0f, 0.5f, "CPU variant from SPIR-V words");
+        run_check(ctx, k, &s, 1, 4.0f, 0.5f, "variant for the device's type (CPU on Lavapipe) from SPIR-V words");
         CHECK_OK(hpl_kernel_destroy(ctx, k));
     }
 

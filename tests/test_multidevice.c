@@ -1,7 +1,9 @@
-/* Several logical devices on one Lavapipe ("cpu:2", "cpu:4"), each with its
- * own memory: data written on one device and read on another moves through
- * the host; chains alternating devices with no host access exercise the
- * progress thread that links one device's timeline to another's. */
+/* Several logical devices on one Lavapipe ("cpu:2", "cpu:4"; with
+ * TH_DEVICE_KIND=gpu0 one GPU), each with its own memory: data written on one
+ * device and read on another moves through the host; chains alternating
+ * devices with no host access exercise the progress thread that links one
+ * device's timeline to another's. Device types are checked against the
+ * selector that opened them (th_device_types), never assumed to be CPUs. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 
@@ -59,7 +61,9 @@ static void two_devices(void)
     for (int d = 0; d < 2; d++) {
         memset(&info[d], 0, sizeof info[d]);
         if (CHECK_OK(hpl_device_get_info(ctx, d, &info[d]))) {
-            CHECK(info[d].type == HPL_DEVICE_CPU, "device %d type %d, want HPL_DEVICE_CPU", d, info[d].type);
+            CHECK((info[d].type & th_device_types()) && !(info[d].type & (info[d].type - 1)),
+                  "device %d type %d, want one of %#x", d, info[d].type, th_device_types());
+            CHECK(info[d].type == info[0].type, "replica %d has type %d, replica 0 %d", d, info[d].type, info[0].type);
             CHECK(info[d].replica == (uint32_t)d, "device %d replica %u, want %d", d, info[d].replica, d);
             CHECK(info[d].name[0] != 0, "device %d has no name", d);
             CHECK(info[d].heap_count >= 1 && info[d].heaps[0].size > 0, "device %d: no memory heaps", d);
@@ -73,17 +77,19 @@ static void two_devices(void)
     CHECK(info[0].physical_index == info[1].physical_index, "the two replicas have physical indices %u and %u",
           info[0].physical_index, info[1].physical_index);
     CHECK(strcmp(info[0].name, info[1].name) == 0, "replicas named \"%s\" and \"%s\"", info[0].name, info[1].name);
-    CHECK(hpl_device_find(ctx, HPL_DEVICE_CPU, 0) == 0, "find(CPU, 0) = %d", hpl_device_find(ctx, HPL_DEVICE_CPU, 0));
-    CHECK(hpl_device_find(ctx, HPL_DEVICE_CPU, 1) == 1, "find(CPU, 1) = %d", hpl_device_find(ctx, HPL_DEVICE_CPU, 1));
+    /* Both replicas are of one type (HPL_DEVICE_CPU on Lavapipe), and of no other. */
+    uint32_t type = info[0].type, others = HPL_DEVICE_ANY & ~type;
+    CHECK(hpl_device_find(ctx, type, 0) == 0, "find(%#x, 0) = %d", type, hpl_device_find(ctx, type, 0));
+    CHECK(hpl_device_find(ctx, type, 1) == 1, "find(%#x, 1) = %d", type, hpl_device_find(ctx, type, 1));
     CHECK(hpl_device_find(ctx, HPL_DEVICE_ANY, 1) == 1, "find(ANY, 1) = %d", hpl_device_find(ctx, HPL_DEVICE_ANY, 1));
-    CHECK_FAILS(hpl_device_find(ctx, HPL_DEVICE_CPU, 2), HPL_ERROR_UNKNOWN_DEVICE, "");
-    CHECK_FAILS(hpl_device_find(ctx, HPL_DEVICE_GPU, 0), HPL_ERROR_UNKNOWN_DEVICE, "");
+    CHECK_FAILS(hpl_device_find(ctx, type, 2), HPL_ERROR_UNKNOWN_DEVICE, "");
+    CHECK_FAILS(hpl_device_find(ctx, others, 0), HPL_ERROR_UNKNOWN_DEVICE, "");
     int np = hpl_physical_device_count(ctx);
     CHECK(np >= 1, "hpl_physical_device_count = %d", np);
     if (np >= 1 && (int)info[0].physical_index < np) {
         hpl_device_info pinfo;
         if (CHECK_OK(hpl_physical_device_get_info(ctx, (int)info[0].physical_index, &pinfo)))
-            CHECK(strcmp(pinfo.name, info[0].name) == 0 && pinfo.type == HPL_DEVICE_CPU,
+            CHECK(strcmp(pinfo.name, info[0].name) == 0 && pinfo.type == type,
                   "physical device %u is \"%s\" type %d", info[0].physical_index, pinfo.name, pinfo.type);
     }
 
@@ -240,12 +246,13 @@ static int count_with(const char *devices, int *count)
 static void selection(void)
 {
     int n;
-    setenv("HPLVK_DEVICES", "cpu:3", 1);
+    setenv("HPLVK_DEVICES", th_devices("cpu:3"), 1);
     if (CHECK_OK(count_with(NULL, &n)))
-        CHECK(n == 3, "HPLVK_DEVICES=cpu:3 with desc.devices NULL opened %d devices", n);
+        CHECK(n == 3, "HPLVK_DEVICES=%s with desc.devices NULL opened %d devices", th_devices("cpu:3"), n);
     /* desc.devices wins over the environment. */
-    if (CHECK_OK(count_with("cpu", &n)))
-        CHECK(n == 1, "desc.devices=cpu with HPLVK_DEVICES=cpu:3 opened %d devices", n);
+    if (CHECK_OK(count_with(th_devices("cpu"), &n)))
+        CHECK(n == 1, "desc.devices=%s with HPLVK_DEVICES=%s opened %d devices", th_devices("cpu"),
+              th_devices("cpu:3"), n);
     unsetenv("HPLVK_DEVICES");
     hpl_context_desc d = {0};
     th_prepare_desc(&d);
@@ -261,6 +268,17 @@ static void selection(void)
             CHECK(hpl_device_count(c) == 1, "default devices without a GPU: %d devices", hpl_device_count(c));
             if (CHECK_OK(hpl_device_get_info(c, 0, &info)))
                 CHECK(info.type == HPL_DEVICE_CPU, "default device without a GPU has type %d", info.type);
+        } else {
+            /* With GPUs: every GPU, once, and nothing else. */
+            int gpus = 0;
+            for (int i = 0; i < np; i++)
+                gpus += hpl_physical_device_get_info(c, i, &info) == HPL_OK && (info.type & HPL_DEVICE_GPU);
+            CHECK(hpl_device_count(c) == gpus, "default devices: %d, the machine has %d GPUs", hpl_device_count(c),
+                  gpus);
+            for (int dv = 0; dv < hpl_device_count(c); dv++)
+                if (CHECK_OK(hpl_device_get_info(c, dv, &info)))
+                    CHECK((info.type & HPL_DEVICE_GPU) && info.replica == 0, "default device %d: type %d replica %u",
+                          dv, info.type, info.replica);
         }
         int all;
         if (CHECK_OK(count_with("all", &all)))
@@ -283,8 +301,8 @@ static void selection(void)
         if (CHECK_OK(count_with(sel, &n)))
             CHECK(n == 2, "devices=\"%s\" opened %d devices", sel, n);
     }
-    if (CHECK_OK(count_with("cpu0:2", &n)))
-        CHECK(n == 2, "devices=\"cpu0:2\" opened %d devices", n);
+    if (CHECK_OK(count_with(th_devices("cpu0:2"), &n)))
+        CHECK(n == 2, "devices=\"%s\" opened %d devices", th_devices("cpu0:2"), n);
 }
 
 static void descriptions(void)
@@ -304,10 +322,21 @@ static void descriptions(void)
             local |= info.heaps[h].device_local;
         CHECK(local, "no device-local heap among %u", info.heap_count);
         CHECK(info.replica == 0, "replica %u", info.replica);
-        th_note("%s: vendor %04x device %04x, %u heap(s), %u queue famil(ies), subgroup %u, host_import %d, "
-                "dedicated transfer queue %d",
-                info.name, info.vendor_id, info.device_id, info.heap_count, info.queue_family_count,
-                info.subgroup_size, info.host_import, info.dedicated_transfer_queue);
+        CHECK((info.type & th_device_types()) && !(info.type & (info.type - 1)), "type %d, want one of %#x", info.type,
+              th_device_types());
+        /* A transfer-only queue family is opened where there is one (GPUs;
+         * Lavapipe has a single family). */
+        bool transfer_only = false;
+        for (uint32_t q = 0; q < info.queue_family_count && q < HPL_MAX_QUEUE_FAMILIES; q++)
+            transfer_only |= info.queue_families[q].flags == HPL_QUEUE_TRANSFER && info.queue_families[q].count > 0;
+        CHECK(info.dedicated_transfer_queue == transfer_only,
+              "dedicated_transfer_queue %d, but the device %s a transfer-only queue family",
+              info.dedicated_transfer_queue, transfer_only ? "has" : "has no");
+        th_note("%s: type %d, vendor %04x device %04x, %u heap(s), %u queue famil(ies), subgroup %u, host_import %d, "
+                "dedicated transfer queue %d, zero_copy %d, max_buffer_size %llu",
+                info.name, info.type, info.vendor_id, info.device_id, info.heap_count, info.queue_family_count,
+                info.subgroup_size, info.host_import, info.dedicated_transfer_queue, info.zero_copy,
+                (unsigned long long)info.max_buffer_size);
     }
     hpl_context_destroy(ctx);
 }
@@ -319,8 +348,8 @@ static void four_devices(void)
     for (int d = 0; d < 4 && d < hpl_device_count(ctx); d++) {
         hpl_device_info info;
         if (CHECK_OK(hpl_device_get_info(ctx, d, &info)))
-            CHECK(info.replica == (uint32_t)d && info.type == HPL_DEVICE_CPU, "device %d: replica %u type %d", d,
-                  info.replica, info.type);
+            CHECK(info.replica == (uint32_t)d && (info.type & th_device_types()) && !(info.type & (info.type - 1)),
+                  "device %d: replica %u type %d, want one of %#x", d, info.replica, info.type, th_device_types());
     }
     hpl_kernel map = th_kernel(ctx, map_src), step = th_kernel(ctx, step_src), sum4 = th_kernel(ctx, sum4_src);
     uint32_t *ref = malloc(sizeof(uint32_t) * N), *parts[4];

@@ -1,6 +1,9 @@
 /* Uses an installed hplvk: opens the default devices, writes an array from the
- * host, fills another on device 0, reads both back and checks them. Exits
- * non-zero on any failure. */
+ * host, fills another on device 0, reads both back and checks them. With an
+ * argument, the path of a SPIR-V kernel compiled offline against the
+ * installed <hplvk.glsl> (README.md's saxpy.comp: hpl_in x, hpl_inout y,
+ * float a), also runs y = a x + y with it and checks y. Exits non-zero on any
+ * failure. */
 #include <hplvk.h>
 
 #include <stdio.h>
@@ -14,7 +17,48 @@ static int check(int rc, const char *what)
     return rc != HPL_OK;
 }
 
-int main(void)
+/* y = a x + y with the kernel in the SPIR-V file `path`. */
+static int saxpy_spv(hpl_context *ctx, const char *path)
+{
+    hpl_kernel_desc kdesc = {0};
+    kdesc.source.path = path;
+    hpl_kernel k;
+    if (check(hpl_kernel_create(ctx, &kdesc, &k), path))
+        return 1;
+    hpl_array_desc adesc = {0};
+    adesc.type = HPL_FLOAT32;
+    adesc.dims[0] = N;
+    hpl_array x, y;
+    int failed = check(hpl_array_create(ctx, &adesc, &x), "hpl_array_create(x)");
+    failed |= check(hpl_array_create(ctx, &adesc, &y), "hpl_array_create(y)");
+    float hx[N], hy[N];
+    for (int i = 0; i < N; i++) {
+        hx[i] = (float)i;
+        hy[i] = 1.0f - (float)i;
+    }
+    if (!failed) {
+        failed |= check(hpl_array_write(ctx, x, hx, sizeof hx), "hpl_array_write(x)");
+        failed |= check(hpl_array_write(ctx, y, hy, sizeof hy), "hpl_array_write(y)");
+        hpl_arg args[] = {hpl_arr(x), hpl_arr(y), hpl_f32(3.0f)};
+        failed |= check(hpl_eval(ctx, k, NULL, args, 3), "hpl_eval(saxpy.spv)");
+        failed |= check(hpl_array_read(ctx, y, hy, sizeof hy), "hpl_array_read(y)");
+        for (int i = 0; i < N && !failed; i++) {
+            float want = 3.0f * (float)i + 1.0f - (float)i;
+            if (hy[i] != want) {
+                fprintf(stderr, "consumer: %s: y[%d] = %g, expected %g\n", path, i, (double)hy[i], (double)want);
+                failed = 1;
+            }
+        }
+        if (!failed)
+            printf("consumer: %s: y = 3x + y ok\n", path);
+    }
+    failed |= check(hpl_array_destroy(ctx, x), "hpl_array_destroy(x)");
+    failed |= check(hpl_array_destroy(ctx, y), "hpl_array_destroy(y)");
+    failed |= check(hpl_kernel_destroy(ctx, k), "hpl_kernel_destroy");
+    return failed;
+}
+
+int main(int argc, char **argv)
 {
     printf("hplvk header %d.%d.%d, library 0x%06x\n", HPLVK_VERSION_MAJOR, HPLVK_VERSION_MINOR, HPLVK_VERSION_PATCH,
            (unsigned)hpl_version());
@@ -63,6 +107,8 @@ int main(void)
         failed |= check(hpl_array_destroy(ctx, a), "hpl_array_destroy(a)");
         failed |= check(hpl_array_destroy(ctx, b), "hpl_array_destroy(b)");
     }
+    if (argc > 1)
+        failed |= saxpy_spv(ctx, argv[1]);
     failed |= check(hpl_finish(ctx), "hpl_finish");
     hpl_context_destroy(ctx);
 
