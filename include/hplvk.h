@@ -280,8 +280,15 @@ HPL_API size_t hpl_type_size(hpl_type type);
 /* GLSL name of the type ("float", "int64_t"); "invalid" for an invalid one. */
 HPL_API const char *hpl_type_name(hpl_type type);
 
+/* Handles (hpl_array, hpl_kernel) are opaque 64-bit ids that belong to the
+ * context that made them. Any call given a handle that is not live in its
+ * context fails with HPL_ERROR_INVALID_HANDLE and changes nothing, and the
+ * message says why: a zero-initialised handle (id 0 is never valid), a
+ * handle of another context (alive or destroyed: no two contexts of one
+ * process share handles), or a stale one (its object was destroyed; a
+ * destroyed object's handle never becomes valid again). */
 typedef struct hpl_array {
-    uint32_t id;
+    uint64_t id;
 } hpl_array;
 
 typedef struct hpl_array_desc {
@@ -502,8 +509,9 @@ HPL_API int hpl_stats_reset(hpl_context *ctx);
  * includes the device's type, the generic source otherwise.
  */
 
+/* A kernel handle: an opaque 64-bit id of its context (see hpl_array). */
 typedef struct hpl_kernel {
-    uint32_t id;
+    uint64_t id;
 } hpl_kernel;
 
 typedef struct hpl_kernel_source {
