@@ -33,7 +33,7 @@ hpl__handle hpl__pool_add(hpl__pool *pool, void *object)
 {
     if (pool->serial == 0)
         return 0;
-    uint32_t index = 0;
+    uint32_t index = pool->hint;
     while (index < pool->count && (pool->slots[index].object || retired(&pool->slots[index])))
         index++;
     if (index == pool->count) {
@@ -54,6 +54,7 @@ hpl__handle hpl__pool_add(hpl__pool *pool, void *object)
     hpl__slot *s = &pool->slots[index];
     s->generation++;
     s->object = object;
+    pool->hint = index + 1;
     return hpl__handle_make(pool->serial, s->generation, index);
 }
 
@@ -104,6 +105,8 @@ void *hpl__pool_remove(hpl__pool *pool, hpl__handle handle)
     hpl__slot *s = &pool->slots[hpl__handle_index(handle)];
     void *object = s->object;
     s->object = NULL; /* at HPL__HANDLE_GENERATION_MAX the slot stays retired */
+    if (hpl__handle_index(handle) < pool->hint)
+        pool->hint = hpl__handle_index(handle);
     return object;
 }
 

@@ -37,6 +37,7 @@ typedef struct hpl__slot {
 typedef struct hpl__pool {
     hpl__slot *slots;
     uint32_t count, capacity;
+    uint32_t hint;   /* no slot below it is free: where add starts looking */
     uint32_t serial; /* the owning context's; 0: not initialised (every lookup fails) */
 } hpl__pool;
 
