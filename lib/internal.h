@@ -73,6 +73,8 @@ typedef struct hpl__device {
     int error; /* sticky: device lost */
 
     bool zero_copy;        /* kernels use the host storage directly */
+    bool zero_copy_asked;  /* its device list entry carries +zc */
+    char entry[48];        /* that entry, for messages ("" for the default list) */
     uint64_t memory_limit; /* bytes of array instances it may hold */
     hpl_device_stats stats;
     /* Set only under validation: see hpl__validation_lock in context.c. */
