@@ -8,11 +8,14 @@
  *   - SELECTOR[:COUNT][+zc]: physical devices, replica numbers and the +zc
  *     flag of each logical device, and the entry text kept for messages;
  *   - malformed selectors, counts and modifiers, each refused with its code
- *     and a message naming the entry. */
+ *     and a message naming the entry;
+ *   - the harness's TH_DEVICE_KIND / TH_ZERO_COPY_FIRST rewrites. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "devspec.h"
 #include "harness.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX 16
@@ -186,10 +189,63 @@ static void malformed(void)
     expect_fail(NULL, NULL, 0, HPL_ERROR_NO_DEVICE, "no Vulkan device");
 }
 
+/* The harness's rewrites (TH_DEVICE_KIND, TH_ZERO_COPY_FIRST) give lists
+ * that resolve to the intended mix. */
+static void harness_lists(void)
+{
+    static const struct {
+        const char *kind, *first, *zc_env;
+        int zero_copy;
+        const char *in, *out;
+    } cases[] = {
+        {NULL, NULL, NULL, HPL_ZERO_COPY_AUTO, "cpu:3", "cpu:3"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_AUTO, "cpu:3", "cpu+zc,cpu:2"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_AUTO, "cpu:2", "cpu+zc,cpu:1"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_AUTO, "cpu:12", "cpu+zc,cpu:11"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_ON, "cpu:4", "cpu+zc,cpu:3"},
+        {"gpu0", "1", NULL, HPL_ZERO_COPY_AUTO, "cpu:3", "cpu+zc,gpu0:2"},
+        {"gpu", NULL, NULL, HPL_ZERO_COPY_AUTO, "cpu:3", "gpu:3"},
+        {"gpu", NULL, NULL, HPL_ZERO_COPY_AUTO, NULL, "gpu"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_AUTO, NULL, "cpu"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_AUTO, "cpu", "cpu"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_AUTO, "cpu:1", "cpu:1"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_AUTO, "cpu1:3", "cpu1:3"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_AUTO, "cpu:2,cpu", "cpu:2,cpu"},
+        {NULL, "1", NULL, HPL_ZERO_COPY_OFF, "cpu:3", "cpu:3"},
+        {NULL, "1", "0", HPL_ZERO_COPY_AUTO, "cpu:3", "cpu:3"},
+        {NULL, "1", "0", HPL_ZERO_COPY_ON, "cpu:3", "cpu+zc,cpu:2"},
+        {NULL, "0", NULL, HPL_ZERO_COPY_AUTO, "cpu:3", "cpu:3"},
+        {"gpu0", "1", "0", HPL_ZERO_COPY_AUTO, "cpu:3", "gpu0:3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *vars[3] = {"TH_DEVICE_KIND", "TH_ZERO_COPY_FIRST", "HPLVK_ZERO_COPY"};
+        const char *vals[3] = {cases[i].kind, cases[i].first, cases[i].zc_env};
+        for (int v = 0; v < 3; v++) {
+            if (vals[v])
+                setenv(vars[v], vals[v], 1);
+            else
+                unsetenv(vars[v]);
+        }
+        char buf[64];
+        const char *got = th_device_list(cases[i].in, cases[i].zero_copy, buf, sizeof buf);
+        CHECK(!strcmp(got, cases[i].out), "kind %s first %s HPLVK_ZERO_COPY %s zero_copy %d: '%s' -> '%s', want '%s'",
+              cases[i].kind ? cases[i].kind : "-", cases[i].first ? cases[i].first : "-",
+              cases[i].zc_env ? cases[i].zc_env : "-", cases[i].zero_copy, cases[i].in ? cases[i].in : "(NULL)", got,
+              cases[i].out);
+    }
+    for (int v = 0; v < 3; v++)
+        unsetenv((const char *[]){"TH_DEVICE_KIND", "TH_ZERO_COPY_FIRST", "HPLVK_ZERO_COPY"}[v]);
+    /* What they open: the CPU zero-copy first, then the rest. */
+    expect_list("cpu+zc,gpu0:2", mixed, 3,
+                (want[]){{2, 0, true, "cpu+zc"}, {1, 0, false, "gpu0:2"}, {1, 1, false, "gpu0:2"}}, 3);
+    expect_list("cpu+zc,cpu:1", cpu_only, 1, (want[]){{0, 0, true, "cpu+zc"}, {0, 1, false, "cpu:1"}}, 2);
+}
+
 int main(void)
 {
     empty_entries();
     valid_lists();
     malformed();
+    harness_lists();
     return th_finish(NULL);
 }
