@@ -147,27 +147,34 @@ typedef struct hpl_context_desc {
     bool no_disk_cache;
     /* Bytes of array storage each device may hold. When an allocation would
      * pass it, the least recently used buffers are evicted (their only valid
-     * data saved to the host first). 0: HPLVK_DEVICE_MEMORY_LIMIT (bytes, or
-     * with a K/M/G suffix), else the device's local heap. */
+     * data saved to the host first). 0: HPLVK_DEVICE_MEMORY_LIMIT (chapter
+     * 8; read only then), else the device's local heap. */
     uint64_t device_memory_limit;
     /* Zero-copy devices work on the host's copy of every array: no transfer
-     * at all (hpl_device_info.zero_copy). HPL_ZERO_COPY_AUTO (0): a device
-     * sharing memory with the host (the CPU, integrated GPUs) that is opened
-     * once; a physical device opened as several logical devices
-     * ("cpu:4") keeps separate copies, which is their purpose. Also set by
-     * HPLVK_ZERO_COPY=0/1 (OFF/ON). */
+     * at all (hpl_device_info.zero_copy). Only a device that shares memory
+     * with the host (the CPU, integrated GPUs) can be one.
+     * HPL_ZERO_COPY_AUTO (0): such a device is zero-copy when its device list
+     * entry says "+zc" ("cpu+zc,cpu:2": device 0 zero-copy, devices 1 and 2
+     * with memories of their own), or when its physical device is opened
+     * only once ("cpu"); the logical devices of a physical device opened
+     * several times ("cpu:4") otherwise keep separate copies, which is their
+     * purpose. Zero means AUTO unless HPLVK_ZERO_COPY=0/1 says OFF/ON. */
     int zero_copy; /* hpl_zero_copy */
 } hpl_context_desc;
 
 typedef enum hpl_zero_copy {
     HPL_ZERO_COPY_AUTO = 0,
     HPL_ZERO_COPY_ON = 1,  /* every device that shares memory with the host, replicas too */
-    HPL_ZERO_COPY_OFF = 2, /* separate device copies everywhere */
+    HPL_ZERO_COPY_OFF = 2, /* separate device copies everywhere; a "+zc" entry is then an error */
 } hpl_zero_copy;
 
 /* Creates a context and opens its devices. desc may be NULL (all defaults).
- * Fails with HPL_ERROR_NO_DEVICE when no device matches, and with
- * HPL_ERROR_UNKNOWN_DEVICE when the device list names one that is not there. */
+ * Fails with HPL_ERROR_NO_DEVICE when no device matches, with
+ * HPL_ERROR_UNKNOWN_DEVICE when the device list names one that is not there,
+ * and with HPL_ERROR_INVALID_ARGUMENT for a malformed device list (an empty
+ * entry, a bad count or modifier), "+zc" on a device that cannot be
+ * zero-copy or with zero copy OFF, and a malformed environment variable of
+ * chapter 8; the message names the entry or the variable and its value. */
 HPL_API int hpl_context_create(const hpl_context_desc *desc, hpl_context **out);
 /* Waits for all work, destroys every array and kernel still alive, saves the
  * pipeline caches and closes the devices. NULL is ignored. */
@@ -185,7 +192,11 @@ HPL_API int hpl_finish(hpl_context *ctx);
  * device: its own VkDevice with its own memory, a compute queue and, where the
  * hardware has one, a dedicated transfer queue. One physical device may be
  * opened as several logical devices (HPLVK_DEVICES=cpu:4); data between them
- * then really moves, through the host, as between separate GPUs.
+ * then really moves, through the host, as between separate GPUs. A device
+ * that shares memory with the host may instead be zero-copy, working on the
+ * host's copy of every array; "cpu+zc,cpu:2" mixes both on one CPU, as a
+ * machine with an integrated GPU and discrete GPUs would
+ * (hpl_context_desc.zero_copy).
  */
 
 typedef enum hpl_device_type {
@@ -231,7 +242,7 @@ typedef struct hpl_device_info {
     uint32_t subgroup_size;
     bool float64, int64;           /* double / 64-bit integer arrays usable */
     bool host_import;              /* VK_EXT_external_memory_host: transfers DMA from host arrays */
-    bool zero_copy;                /* kernels work on the host's copy (hpl_context_desc.zero_copy) */
+    bool zero_copy;                /* kernels work on the host's copy (hpl_context_desc.zero_copy, "+zc") */
     uint64_t memory_limit;         /* bytes of arrays it may hold (hpl_context_desc.device_memory_limit) */
 } hpl_device_info;
 
@@ -280,8 +291,15 @@ HPL_API size_t hpl_type_size(hpl_type type);
 /* GLSL name of the type ("float", "int64_t"); "invalid" for an invalid one. */
 HPL_API const char *hpl_type_name(hpl_type type);
 
+/* Handles (hpl_array, hpl_kernel) are opaque 64-bit ids that belong to the
+ * context that made them. Any call given a handle that is not live in its
+ * context fails with HPL_ERROR_INVALID_HANDLE and changes nothing, and the
+ * message says why: a zero-initialised handle (id 0 is never valid), a
+ * handle of another context (alive or destroyed: no two contexts of one
+ * process share handles), or a stale one (its object was destroyed; a
+ * destroyed object's handle never becomes valid again). */
 typedef struct hpl_array {
-    uint32_t id;
+    uint64_t id;
 } hpl_array;
 
 typedef struct hpl_array_desc {
@@ -516,8 +534,9 @@ HPL_API int hpl_stats_reset(hpl_context *ctx);
  * includes the device's type, the generic source otherwise.
  */
 
+/* A kernel handle: an opaque 64-bit id of its context (see hpl_array). */
 typedef struct hpl_kernel {
-    uint32_t id;
+    uint64_t id;
 } hpl_kernel;
 
 typedef struct hpl_kernel_source {
@@ -800,18 +819,36 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * 8. Environment variables
  * ======================================================================
  *
- * HPLVK_DEVICES   comma-separated list of devices to open, in order. Each
- *                 entry is SELECTOR or SELECTOR:COUNT, COUNT opening each
- *                 selected physical device as that many logical devices.
- *                 SELECTOR: cpu (every CPU device), gpu (every GPU), cpuN /
- *                 gpuN (the Nth, from 0), N (physical device N), all.
- *                 Examples: "cpu:4", "gpu,cpu", "gpu1,gpu0".
+ * HPLVK_DEVICES   comma-separated list of devices to open, in order (the
+ *                 syntax of hpl_context_desc.devices too). Each entry is
+ *                     SELECTOR[:COUNT][+zc]
+ *                 SELECTOR: cpu (every CPU device), gpu (every GPU, discrete
+ *                 ones first), cpuN / gpuN (the Nth, from 0), N (physical
+ *                 device N), all (GPUs, then the rest).
+ *                 :COUNT opens each selected physical device as COUNT
+ *                 logical devices (1..16 in all), each with its own memory.
+ *                 +zc makes the entry's devices zero-copy (they work on the
+ *                 host's copy of every array; hpl_context_desc.zero_copy):
+ *                 only for devices that share memory with the host, and not
+ *                 with zero copy OFF (both errors name the entry).
+ *                 Spaces around an entry are ignored; an empty entry (a
+ *                 leading, trailing or doubled comma, or only spaces) is an
+ *                 error. Unset or "": the default (every GPU, else the CPU).
+ *                 Examples: "cpu:4", "gpu,cpu", "gpu1,gpu0", "cpu+zc,cpu:2"
+ *                 (three logical devices on the CPU: device 0 zero-copy,
+ *                 devices 1 and 2 with separate memories), "cpu+zc,gpu0:2".
  * HPLVK_VALIDATION=1   enable the validation layer (see hpl_context_desc).
  * HPLVK_CACHE_DIR      cache directory; "off" disables the disk caches.
- * HPLVK_DEVICE_MEMORY_LIMIT   per-device limit of array storage: "64M",
- *                      "1G", bytes (see hpl_context_desc.device_memory_limit).
- * HPLVK_ZERO_COPY=0/1  zero-copy off / on for every device sharing memory
- *                      with the host (see hpl_context_desc.zero_copy).
+ * HPLVK_DEVICE_MEMORY_LIMIT   per-device limit of array storage, read when
+ *                      hpl_context_desc.device_memory_limit is 0: digits,
+ *                      then optionally K, M, G or T (powers of 1024, either
+ *                      case, optionally followed by "iB" or "B"): "4096",
+ *                      "64M", "1GiB". "0" means the device's heap. Anything
+ *                      else (empty, negative, junk after the size, more than
+ *                      2^64-1 bytes) makes hpl_context_create fail.
+ * HPLVK_ZERO_COPY=0/1  zero copy off / on for every device sharing memory
+ *                      with the host, when hpl_context_desc.zero_copy is
+ *                      AUTO; other values make hpl_context_create fail.
  */
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 /* Arrays: shapes, lazily allocated host and device storage, host access. */
 #include "internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -45,8 +46,7 @@ int hpl__array_get(hpl_context *ctx, hpl_array handle, hpl__array **out)
 {
     hpl__array *a = hpl__pool_get(&ctx->arrays, handle.id);
     if (!a)
-        return hpl__fail(HPL_ERROR_INVALID_HANDLE, "array handle %#x is not a live array (destroyed or never created)",
-                         handle.id);
+        return hpl__pool_fail(&ctx->arrays, handle.id, "array");
     *out = a;
     return HPL_OK;
 }
@@ -110,7 +110,7 @@ static int register_array(hpl_context *ctx, hpl__array *a, const char *name, con
     if (parent_name)
         snprintf(fallback, sizeof fallback, "%s%s", parent_name, ranges);
     else
-        snprintf(fallback, sizeof fallback, "array#%x", a->id);
+        snprintf(fallback, sizeof fallback, "array#%" PRIu32, hpl__handle_index(a->id));
     a->name = hpl__strdup(name ? name : fallback);
     if (!a->name) {
         hpl__pool_remove(&ctx->arrays, a->id);
@@ -178,11 +178,11 @@ static hpl__array *find_child(hpl_context *ctx, const hpl__array *parent, const 
     return NULL;
 }
 
-static bool add_child(hpl__array *parent, uint32_t id)
+static bool add_child(hpl__array *parent, hpl__handle id)
 {
     if (parent->child_count == parent->child_capacity) {
         uint32_t cap = parent->child_capacity ? 2 * parent->child_capacity : 4;
-        uint32_t *c = hpl__realloc(parent->children, cap * sizeof *c);
+        hpl__handle *c = hpl__realloc(parent->children, cap * sizeof *c);
         if (!c)
             return false;
         parent->children = c;
@@ -192,7 +192,7 @@ static bool add_child(hpl__array *parent, uint32_t id)
     return true;
 }
 
-static void remove_child(hpl__array *parent, uint32_t id)
+static void remove_child(hpl__array *parent, hpl__handle id)
 {
     for (uint32_t i = 0; i < parent->child_count; i++) {
         if (parent->children[i] == id) {

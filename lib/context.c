@@ -125,8 +125,18 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
     pthread_mutex_init(&ctx->lock, NULL);
     pthread_mutex_init(&ctx->semaphore_lock, NULL);
     ctx->logger = (hpl__logger){desc->log, desc->log_user};
+    /* Every handle carries its context's serial: a handle of another
+     * context, alive or destroyed, is never taken for one of this one. */
+    uint32_t serial = hpl__handle_serial_next();
+    hpl__pool_init(&ctx->arrays, serial);
+    hpl__pool_init(&ctx->kernels, serial);
     const char *spec = desc->devices ? desc->devices : getenv("HPLVK_DEVICES");
-    int rc = hpl__cache_init(&ctx->cache, desc->cache_dir, desc->no_disk_cache, &ctx->logger);
+    int rc = serial ? HPL_OK
+                    : hpl__fail(HPL_ERROR_UNSUPPORTED, "this process has created %u contexts, the most whose handles "
+                                                       "can be told apart",
+                                HPL__HANDLE_SERIAL_MAX);
+    if (rc == HPL_OK)
+        rc = hpl__cache_init(&ctx->cache, desc->cache_dir, desc->no_disk_cache, &ctx->logger);
     ctx->validation = desc->validation || env_true("HPLVK_VALIDATION");
     if (rc == HPL_OK)
         rc = create_instance(ctx, ctx->validation);

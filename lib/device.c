@@ -315,6 +315,9 @@ static int open_device(hpl_context *ctx, hpl__device *d, int index, const hpl__d
     d->physical = ctx->physical[e->physical];
     d->info = ctx->physical_info[e->physical];
     d->info.replica = (uint32_t)e->replica;
+    d->zero_copy_asked = e->zero_copy;
+    if (e->entry)
+        snprintf(d->entry, sizeof d->entry, "%.*s", e->entry_len, e->entry);
     vkGetPhysicalDeviceProperties(d->physical, &d->props);
     vkGetPhysicalDeviceMemoryProperties(d->physical, &d->memory_props);
     uint32_t compute;

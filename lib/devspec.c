@@ -73,7 +73,8 @@ static int resolve_selector(const char *sel, size_t len, int n, const uint32_t *
         s->physical[s->count++] = nth;
     } else {
         return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE,
-                         "device list entry '%.*s' is not one of cpu, gpu, cpuN, gpuN, N, all (each optionally :COUNT)",
+                         "device list entry '%.*s' is not one of cpu, gpu, cpuN, gpuN, N, all (then optionally :COUNT, "
+                         "then optionally +zc)",
                          (int)len, sel);
     }
     if (s->count == 0)
@@ -81,22 +82,39 @@ static int resolve_selector(const char *sel, size_t len, int n, const uint32_t *
     return HPL_OK;
 }
 
-static int append(hpl__devspec_entry *out, int max, int *count, int physical, int replica)
+static int append(hpl__devspec_entry *out, int max, int *count, hpl__devspec_entry e)
 {
     if (*count >= max)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "device list opens more than %d logical devices", max);
-    out[(*count)++] = (hpl__devspec_entry){physical, replica};
+    out[(*count)++] = e;
     return HPL_OK;
 }
 
-/* One "selector[:count]" entry. */
+/* One "SELECTOR[:COUNT][+zc]" entry. */
 static int resolve_entry(const char *entry, size_t len, int n, const uint32_t *types, hpl__devspec_entry *out, int max,
                          int *count)
 {
-    const char *colon = memchr(entry, ':', len);
-    size_t sel_len = colon ? (size_t)(colon - entry) : len;
+    const char *plus = memchr(entry, '+', len);
+    size_t body = plus ? (size_t)(plus - entry) : len;
+    bool zero_copy = false;
+    if (plus) {
+        const char *mod = plus + 1;
+        size_t mod_len = len - body - 1;
+        if (mod_len != 2 || strncmp(mod, "zc", 2))
+            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                             "device list entry '%.*s': unknown modifier '+%.*s' (the only modifier is +zc, and it "
+                             "comes last: SELECTOR[:COUNT][+zc])",
+                             (int)len, entry, (int)mod_len, mod);
+        zero_copy = true;
+    }
+    const char *colon = memchr(entry, ':', body);
+    size_t sel_len = colon ? (size_t)(colon - entry) : body;
+    if (sel_len == 0)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                         "device list entry '%.*s' has no selector (cpu, gpu, cpuN, gpuN, N or all) before its '%c'",
+                         (int)len, entry, *entry);
     int copies = 1;
-    if (colon && (!parse_uint(colon + 1, len - sel_len - 1, &copies) || copies < 1))
+    if (colon && (!parse_uint(colon + 1, body - sel_len - 1, &copies) || copies < 1))
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "device list entry '%.*s': the count after ':' must be a number >= 1",
                          (int)len, entry);
     selection s;
@@ -107,7 +125,7 @@ static int resolve_entry(const char *entry, size_t len, int n, const uint32_t *t
         for (int j = 0; j < *count; j++)
             replica += out[j].physical == s.physical[i];
         for (int c = 0; rc == HPL_OK && c < copies; c++)
-            rc = append(out, max, count, s.physical[i], replica + c);
+            rc = append(out, max, count, (hpl__devspec_entry){s.physical[i], replica + c, zero_copy, entry, (int)len});
     }
     return rc;
 }
@@ -123,7 +141,7 @@ static int resolve_default(int n, const uint32_t *types, hpl__devspec_entry *out
     if (s.count == 0)
         return hpl__fail(HPL_ERROR_NO_DEVICE, "no Vulkan device found (is a driver such as mesa-vulkan-drivers installed?)");
     for (int i = 0; i < s.count && i < max; i++)
-        out[(*count)++] = (hpl__devspec_entry){s.physical[i], 0};
+        out[(*count)++] = (hpl__devspec_entry){s.physical[i], 0, false, NULL, 0};
     return HPL_OK;
 }
 
@@ -131,23 +149,29 @@ int hpl__devspec_resolve(const char *spec, int physical_count, const uint32_t *t
                          int max, int *count)
 {
     *count = 0;
-    while (spec && isspace((unsigned char)*spec))
-        spec++;
     if (!spec || !*spec)
         return resolve_default(physical_count, types, out, max, count);
     const char *p = spec;
-    while (*p) {
+    for (int index = 1;; index++) {
         size_t len = strcspn(p, ",");
-        while (len && isspace((unsigned char)p[len - 1]))
-            len--;
-        if (len == 0)
-            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "device list '%s' has an empty entry", spec);
-        int rc = resolve_entry(p, len, physical_count, types, out, max, count);
+        const char *entry = p;
+        size_t entry_len = len;
+        while (entry_len && isspace((unsigned char)*entry)) {
+            entry++;
+            entry_len--;
+        }
+        while (entry_len && isspace((unsigned char)entry[entry_len - 1]))
+            entry_len--;
+        if (entry_len == 0)
+            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                             "device list '%s': entry %d is empty (a leading, trailing or doubled comma, or only "
+                             "spaces)",
+                             spec, index);
+        int rc = resolve_entry(entry, entry_len, physical_count, types, out, max, count);
         if (rc != HPL_OK)
             return rc;
-        p += strcspn(p, ",");
-        while (*p == ',' || isspace((unsigned char)*p))
-            p++;
+        if (!p[len])
+            return HPL_OK;
+        p += len + 1;
     }
-    return HPL_OK;
 }

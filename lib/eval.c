@@ -55,8 +55,9 @@ int hpl__args_check(hpl_context *ctx, const hpl__reflection *r, const hpl_arg *a
         hpl__array *a = NULL;
         int rc = hpl__array_get(ctx, got->value.array, &a);
         if (rc != HPL_OK) {
-            hpl__fail(rc, "argument %d (%s): array handle %#x is not a live array (destroyed or never created)", i,
-                      want->name, got->value.array.id);
+            char where[96];
+            snprintf(where, sizeof where, "argument %d (%s)", i, want->name);
+            hpl__error_prefix(where);
             return rc;
         }
         views[i] = hpl__arg_view_of(a);

@@ -1,27 +1,48 @@
-/* Generation-checked handle pools. See handle.h. */
+/* Generation- and context-checked handle pools. See handle.h. */
 #include "handle.h"
 
 #include "common.h"
 
-#define INDEX_BITS 20u
-#define INDEX_MASK ((1u << INDEX_BITS) - 1u)
-#define GENERATION_MAX ((1u << (32u - INDEX_BITS)) - 1u)
+#include <inttypes.h>
+#include <stdatomic.h>
 
-static uint32_t make_handle(uint32_t index, uint32_t generation)
+/* The one piece of process-wide state: the last context serial given out. */
+static atomic_uint last_serial;
+
+uint32_t hpl__handle_serial_next(void)
 {
-    return (generation << INDEX_BITS) | index;
+    unsigned s = atomic_load(&last_serial);
+    do {
+        if (s >= HPL__HANDLE_SERIAL_MAX)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&last_serial, &s, s + 1));
+    return s + 1;
 }
 
-uint32_t hpl__pool_add(hpl__pool *pool, void *object)
+void hpl__pool_init(hpl__pool *pool, uint32_t serial)
 {
-    uint32_t index = 0;
-    while (index < pool->count && pool->slots[index].object)
+    *pool = (hpl__pool){.serial = serial};
+}
+
+static bool retired(const hpl__slot *s)
+{
+    return !s->object && s->generation == HPL__HANDLE_GENERATION_MAX;
+}
+
+hpl__handle hpl__pool_add(hpl__pool *pool, void *object)
+{
+    if (pool->serial == 0)
+        return 0;
+    uint32_t index = pool->hint;
+    while (index < pool->count && (pool->slots[index].object || retired(&pool->slots[index])))
         index++;
     if (index == pool->count) {
-        if (pool->count == INDEX_MASK)
+        if (pool->count == HPL__HANDLE_INDEX_MAX)
             return 0;
         if (pool->count == pool->capacity) {
             uint32_t cap = pool->capacity ? pool->capacity * 2 : 16;
+            if (cap > HPL__HANDLE_INDEX_MAX)
+                cap = HPL__HANDLE_INDEX_MAX;
             hpl__slot *slots = hpl__realloc(pool->slots, cap * sizeof *slots);
             if (!slots)
                 return 0;
@@ -31,35 +52,61 @@ uint32_t hpl__pool_add(hpl__pool *pool, void *object)
         pool->slots[pool->count++] = (hpl__slot){NULL, 0};
     }
     hpl__slot *s = &pool->slots[index];
-    s->generation = s->generation >= GENERATION_MAX ? 1 : s->generation + 1;
+    s->generation++;
     s->object = object;
-    return make_handle(index, s->generation);
+    pool->hint = index + 1;
+    return hpl__handle_make(pool->serial, s->generation, index);
 }
 
-static hpl__slot *slot_of(const hpl__pool *pool, uint32_t handle)
+hpl__handle_state hpl__pool_check(const hpl__pool *pool, hpl__handle handle)
 {
-    uint32_t index = handle & INDEX_MASK;
-    if (handle == 0 || index >= pool->count)
-        return NULL;
-    hpl__slot *s = &pool->slots[index];
-    if (!s->object || s->generation != handle >> INDEX_BITS)
-        return NULL;
-    return s;
+    if (handle == 0)
+        return HPL__HANDLE_NULL;
+    if (pool->serial == 0 || hpl__handle_serial(handle) != pool->serial)
+        return HPL__HANDLE_FOREIGN;
+    uint32_t index = hpl__handle_index(handle), generation = hpl__handle_generation(handle);
+    if (index >= pool->count || generation == 0 || generation > pool->slots[index].generation)
+        return HPL__HANDLE_UNKNOWN;
+    const hpl__slot *s = &pool->slots[index];
+    return s->object && s->generation == generation ? HPL__HANDLE_LIVE : HPL__HANDLE_STALE;
 }
 
-void *hpl__pool_get(const hpl__pool *pool, uint32_t handle)
+void *hpl__pool_get(const hpl__pool *pool, hpl__handle handle)
 {
-    hpl__slot *s = slot_of(pool, handle);
-    return s ? s->object : NULL;
+    return hpl__pool_check(pool, handle) == HPL__HANDLE_LIVE ? pool->slots[hpl__handle_index(handle)].object : NULL;
 }
 
-void *hpl__pool_remove(hpl__pool *pool, uint32_t handle)
+int hpl__pool_fail(const hpl__pool *pool, hpl__handle handle, const char *kind)
 {
-    hpl__slot *s = slot_of(pool, handle);
-    if (!s)
+    switch (hpl__pool_check(pool, handle)) {
+    case HPL__HANDLE_LIVE:
+        break;
+    case HPL__HANDLE_NULL:
+        return hpl__fail(HPL_ERROR_INVALID_HANDLE, "%s handle 0 is null (zero-initialised, never created)", kind);
+    case HPL__HANDLE_FOREIGN:
+        return hpl__fail(HPL_ERROR_INVALID_HANDLE,
+                         "%s handle %#" PRIx64 " belongs to another context (context #%" PRIu32
+                         ", this one is #%" PRIu32 "; that one may be destroyed already)",
+                         kind, handle, hpl__handle_serial(handle), pool->serial);
+    case HPL__HANDLE_STALE:
+        return hpl__fail(HPL_ERROR_INVALID_HANDLE, "%s handle %#" PRIx64 " is stale: its %s was destroyed", kind,
+                         handle, kind);
+    case HPL__HANDLE_UNKNOWN:
+        return hpl__fail(HPL_ERROR_INVALID_HANDLE, "%s handle %#" PRIx64 " was never created in this context", kind,
+                         handle);
+    }
+    return hpl__fail(HPL_ERROR_INTERNAL, "%s handle %#" PRIx64 " is live but was reported as invalid", kind, handle);
+}
+
+void *hpl__pool_remove(hpl__pool *pool, hpl__handle handle)
+{
+    if (hpl__pool_check(pool, handle) != HPL__HANDLE_LIVE)
         return NULL;
+    hpl__slot *s = &pool->slots[hpl__handle_index(handle)];
     void *object = s->object;
-    s->object = NULL;
+    s->object = NULL; /* at HPL__HANDLE_GENERATION_MAX the slot stays retired */
+    if (hpl__handle_index(handle) < pool->hint)
+        pool->hint = hpl__handle_index(handle);
     return object;
 }
 
@@ -73,5 +120,5 @@ void hpl__pool_each(hpl__pool *pool, void (*fn)(void *object, void *user), void 
 void hpl__pool_free(hpl__pool *pool)
 {
     hpl__free(pool->slots);
-    *pool = (hpl__pool){0};
+    hpl__pool_init(pool, pool->serial);
 }

@@ -73,6 +73,8 @@ typedef struct hpl__device {
     int error; /* sticky: device lost */
 
     bool zero_copy;        /* kernels use the host storage directly */
+    bool zero_copy_asked;  /* its device list entry carries +zc */
+    char entry[48];        /* that entry, for messages ("" for the default list) */
     uint64_t memory_limit; /* bytes of array instances it may hold */
     hpl_device_stats stats;
     /* Set only under validation: see hpl__validation_lock in context.c. */
@@ -114,7 +116,7 @@ typedef struct hpl__split {
 /* An array or a subarray. A subarray is a view of a box of its root; the
  * storage and the coherence state belong to the root. */
 typedef struct hpl__array {
-    uint32_t id;
+    hpl__handle id;
     hpl_type type;
     int ndims;
     uint64_t dims[3]; /* of this view */
@@ -124,7 +126,7 @@ typedef struct hpl__array {
     struct hpl__array *parent; /* NULL for an array */
     hpl__box box;              /* in the root's coordinates */
     hpl__box owned;            /* inside box; box when it has no ghost part */
-    uint32_t *children;        /* ids of subarrays made from it, in creation order */
+    hpl__handle *children;     /* ids of subarrays made from it, in creation order */
     uint32_t child_count, child_capacity;
     int last_where; /* device index or HPL_ON_HOST: where it was last used */
     hpl__split split;

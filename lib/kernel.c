@@ -11,8 +11,7 @@ int hpl__kernel_get(hpl_context *ctx, hpl_kernel handle, hpl__kernel **out)
 {
     hpl__kernel *k = hpl__pool_get(&ctx->kernels, handle.id);
     if (!k)
-        return hpl__fail(HPL_ERROR_INVALID_HANDLE, "kernel handle %#x is not a live kernel (destroyed or never created)",
-                         handle.id);
+        return hpl__pool_fail(&ctx->kernels, handle.id, "kernel");
     *out = k;
     return HPL_OK;
 }
@@ -216,7 +215,7 @@ int hpl_kernel_create(hpl_context *ctx, const hpl_kernel_desc *desc, hpl_kernel 
         return rc;
     }
     HPL__LOCK(ctx);
-    uint32_t id = hpl__pool_add(&ctx->kernels, k);
+    hpl__handle id = hpl__pool_add(&ctx->kernels, k);
     if (!id)
         kernel_free(ctx, k);
     HPL__UNLOCK(ctx);
@@ -234,7 +233,8 @@ int hpl_kernel_destroy(hpl_context *ctx, hpl_kernel kernel)
     hpl__kernel *k = hpl__pool_remove(&ctx->kernels, kernel.id);
     int rc = HPL_OK;
     if (!k) {
-        rc = hpl__fail(HPL_ERROR_INVALID_HANDLE, "hpl_kernel_destroy: kernel handle %#x is not a live kernel", kernel.id);
+        rc = hpl__pool_fail(&ctx->kernels, kernel.id, "kernel");
+        hpl__error_prefix("hpl_kernel_destroy");
     } else {
         /* Pipelines may be in use by submitted work. */
         hpl__wait_idle(ctx);

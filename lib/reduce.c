@@ -221,7 +221,7 @@ static int reduce_locked(hpl_context *ctx, hpl_array handle, hpl_reduction op, v
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
     if (rc != HPL_OK)
-        return hpl__fail(rc, "array handle %#x is not a live array", handle.id);
+        return rc;
     hpl__array *root = a->root;
     rc = hpl__take_error(ctx, root, "reduction");
     if (rc == HPL_OK)
@@ -235,7 +235,7 @@ static int reduce_locked(hpl_context *ctx, hpl_array handle, hpl_reduction op, v
     if (rc == HPL_OK)
         rc = submit_runs(ctx, root, &p, op, &partials);
     acc sum = {.type = a->type, .op = op};
-    uint32_t partials_id = partials ? partials->id : 0;
+    hpl__handle partials_id = partials ? partials->id : 0;
     if (rc == HPL_OK)
         rc = combine(ctx, handle, partials, &p, &sum);
     if (partials_id && hpl__array_get(ctx, (hpl_array){partials_id}, &partials) == HPL_OK)

@@ -1,37 +1,13 @@
 /* Residency: which buffers of which arrays a device holds, within the
  * device's memory limit, least recently used evicted first; zero-copy
  * devices; the transfer statistics. */
+#include "config.h"
 #include "internal.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- configuration ---------------------------------------------------- */
-
-/* "64M", "1G", "4096": bytes; false when malformed. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s)
-        return false;
-    int shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (shift && *end == 'i') /* "64MiB" */
-        end++;
-    if (toupper((unsigned char)*end) == 'B')
-        end++;
-    if (*end || v > (UINT64_MAX >> shift))
-        return false;
-    *out = (uint64_t)v << shift;
-    return true;
-}
 
 static uint64_t local_heap(const hpl__device *d)
 {
@@ -39,41 +15,35 @@ static uint64_t local_heap(const hpl__device *d)
     return d->memory_props.memoryHeaps[heap].size;
 }
 
-/* Shares memory with the host and can work on imported host memory. */
-static bool unified(const hpl__device *d)
-{
-    return (d->info.type & (HPL_DEVICE_CPU | HPL_DEVICE_INTEGRATED_GPU)) && d->host_import;
-}
-
-static int replicas(const hpl_context *ctx, const hpl__device *d)
-{
-    int n = 0;
-    for (int i = 0; i < ctx->device_count; i++)
-        n += ctx->devices[i].info.physical_index == d->info.physical_index;
-    return n;
-}
-
 int hpl__devices_configure(hpl_context *ctx, const hpl_context_desc *desc)
 {
     uint64_t limit = desc->device_memory_limit;
     const char *env = getenv("HPLVK_DEVICE_MEMORY_LIMIT");
-    if (!limit && env && *env && !parse_size(env, &limit))
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
-                         "HPLVK_DEVICE_MEMORY_LIMIT='%s' is not a size (bytes, or a number with K, M or G)", env);
-    int mode = desc->zero_copy;
-    const char *zc = getenv("HPLVK_ZERO_COPY");
-    if (mode == HPL_ZERO_COPY_AUTO && zc && *zc)
-        mode = strcmp(zc, "0") ? HPL_ZERO_COPY_ON : HPL_ZERO_COPY_OFF;
-    if (mode < HPL_ZERO_COPY_AUTO || mode > HPL_ZERO_COPY_OFF)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "zero_copy %d is not an hpl_zero_copy value", mode);
+    int rc = !limit && env ? hpl__parse_size("HPLVK_DEVICE_MEMORY_LIMIT", env, &limit) : HPL_OK;
+    int mode = HPL_ZERO_COPY_AUTO;
+    const char *source = NULL;
+    if (rc == HPL_OK)
+        rc = hpl__parse_zero_copy(desc->zero_copy, getenv("HPLVK_ZERO_COPY"), &mode, &source);
+    hpl__zc_device zc[HPL__MAX_DEVICES];
     for (int i = 0; i < ctx->device_count; i++) {
+        const hpl__device *d = &ctx->devices[i];
+        zc[i] = (hpl__zc_device){.entry = d->entry,
+                                 .name = d->info.name,
+                                 .type = d->info.type,
+                                 .host_import = d->host_import,
+                                 .physical = (int)d->info.physical_index,
+                                 .asked = d->zero_copy_asked};
+    }
+    if (rc == HPL_OK)
+        rc = hpl__zero_copy_decide(mode, source, zc, ctx->device_count);
+    for (int i = 0; rc == HPL_OK && i < ctx->device_count; i++) {
         hpl__device *d = &ctx->devices[i];
         d->memory_limit = limit ? limit : local_heap(d);
-        d->zero_copy = unified(d) && (mode == HPL_ZERO_COPY_ON || (mode == HPL_ZERO_COPY_AUTO && replicas(ctx, d) == 1));
+        d->zero_copy = zc[i].zero_copy;
         d->info.memory_limit = d->memory_limit;
         d->info.zero_copy = d->zero_copy;
     }
-    return HPL_OK;
+    return rc;
 }
 
 /* ---- instances -------------------------------------------------------- */

@@ -218,7 +218,7 @@ static int part_locked(hpl_context *ctx, hpl_array handle, int index, hpl_array 
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
     if (rc != HPL_OK)
-        return hpl__fail(rc, "array handle %#x is not a live array", handle.id);
+        return rc;
     if (!out)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "part is NULL");
     if (a->split.count == 0)
@@ -261,7 +261,7 @@ int hpl_array_part_count(hpl_context *ctx, hpl_array array)
     if (rc == HPL_OK)
         rc = a->split.count;
     else
-        hpl__fail(rc, "hpl_array_part_count: array handle %#x is not a live array", array.id);
+        hpl__error_prefix("hpl_array_part_count");
     HPL__UNLOCK(ctx);
     return rc;
 }

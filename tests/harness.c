@@ -97,16 +97,47 @@ void th_prepare_desc(hpl_context_desc *desc)
     desc->log_user = NULL;
 }
 
+/* "cpu:N" with N >= 2: N; else 0. */
+static int plain_cpu_count(const char *devices)
+{
+    if (strncmp(devices, "cpu:", 4) || !devices[4])
+        return 0;
+    int n = 0;
+    for (const char *p = devices + 4; *p; p++) {
+        if (!isdigit((unsigned char)*p) || n > 1000)
+            return 0;
+        n = n * 10 + (*p - '0');
+    }
+    return n >= 2 ? n : 0;
+}
+
+const char *th_device_list(const char *devices, int zero_copy, char *buf, size_t size)
+{
+    if (!devices)
+        devices = "cpu";
+    /* TH_DEVICE_KIND=gpu runs the suite on a GPU machine: "cpu:2" becomes
+     * "gpu:2" (the GPU opened as two logical devices). */
+    const char *kind = getenv("TH_DEVICE_KIND");
+    bool rekind = kind && *kind && !strncmp(devices, "cpu", 3);
+    /* TH_ZERO_COPY_FIRST=1: "cpu:N" becomes "cpu+zc,<kind>:N-1". */
+    const char *first = getenv("TH_ZERO_COPY_FIRST");
+    const char *zc_env = getenv("HPLVK_ZERO_COPY");
+    int n = plain_cpu_count(devices);
+    bool zc_off = zero_copy == HPL_ZERO_COPY_OFF || (zero_copy == HPL_ZERO_COPY_AUTO && zc_env && !strcmp(zc_env, "0"));
+    if (first && !strcmp(first, "1") && n && !zc_off)
+        snprintf(buf, size, "cpu+zc,%s:%d", rekind ? kind : "cpu", n - 1);
+    else
+        snprintf(buf, size, "%s", th_devices(devices));
+    return buf;
+}
+
 hpl_context *th_context_desc(const hpl_context_desc *base)
 {
     hpl_context_desc desc = {0};
     if (base)
         desc = *base;
-    if (!desc.devices)
-        desc.devices = "cpu";
-    /* TH_DEVICE_KIND=gpu runs the suite on a GPU machine: "cpu:2" becomes
-     * "gpu:2" (the GPU opened as two logical devices). */
-    desc.devices = th_devices(desc.devices);
+    char spec[96];
+    desc.devices = th_device_list(desc.devices, desc.zero_copy, spec, sizeof spec);
     th_prepare_desc(&desc);
     hpl_context *ctx = NULL;
     int r = hpl_context_create(&desc, &ctx);

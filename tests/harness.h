@@ -21,6 +21,12 @@
  * "gpu..." (to run the suite on a GPU machine without Lavapipe; see
  * th_devices). Tests then assert what the device's properties imply
  * (hpl_device_get_info), never that it is a CPU.
+ * TH_ZERO_COPY_FIRST=1 then rewrites a list "cpu:N" (N >= 2) to
+ * "cpu+zc,K:N-1", K being TH_DEVICE_KIND or "cpu": the same number of
+ * devices, the first a zero-copy CPU device and the others with separate
+ * memories ("cpu+zc,cpu:2"; "cpu+zc,gpu0:2" with TH_DEVICE_KIND=gpu0, the
+ * CPU+GPU mix), unless the context asks for zero copy OFF
+ * (hpl_context_desc.zero_copy or HPLVK_ZERO_COPY=0).
  * TH_VERBOSE=1 in the environment prints every expected failure's message
  * (to review what the library says).
  */
@@ -48,6 +54,11 @@ hpl_context *th_context(const char *devices);
 /* Same, from a description: validation and log are forced on, every other
  * field (devices, cache_dir, no_disk_cache) is kept. devices NULL = "cpu". */
 hpl_context *th_context_desc(const hpl_context_desc *desc);
+/* The device list th_context_desc() opens for `devices` (NULL = "cpu") and a
+ * context whose hpl_context_desc.zero_copy is zero_copy: devices after the
+ * TH_DEVICE_KIND and TH_ZERO_COPY_FIRST rewrites above, written to buf
+ * (truncated to size). Returns buf. */
+const char *th_device_list(const char *devices, int zero_copy, char *buf, size_t size);
 /* Fills in validation and the counting log into *desc (for tests that call
  * hpl_context_create themselves, e.g. to check it fails). */
 void th_prepare_desc(hpl_context_desc *desc);

@@ -443,7 +443,8 @@ static void run_split(hpl_context *ctx, const hpl_kernel enc_k[4], const split_c
         CHECK(dev == devs[i], "%s: part %d on device %d, want %d", what, i, dev, devs[i]);
         hpl_array again = {0};
         if (CHECK_OK(hpl_array_part(ctx, view, i, &again, NULL)))
-            CHECK(again.id == part.id, "%s: part %d asked twice gave handles %u and %u", what, i, part.id, again.id);
+            CHECK(again.id == part.id, "%s: part %d asked twice gave handles %" PRIx64 " and %" PRIx64, what, i,
+                  part.id, again.id);
         hpl_array_info info;
         memset(&info, 0, sizeof info);
         if (!CHECK_OK(hpl_array_get_info(ctx, part, &info)))
@@ -462,7 +463,8 @@ static void run_split(hpl_context *ctx, const hpl_kernel enc_k[4], const split_c
         ol[c->dim] = q->hi - 1 - q->hl;
         CHECK(info.is_subarray && info.root.id == root.id && info.parent.id == view.id && info.ndims == nd &&
                   info.type == HPL_UINT32,
-              "%s: part %d: is_subarray %d root %u (want %u) parent %u (want %u) ndims %d type %d", what, i,
+              "%s: part %d: is_subarray %d root %" PRIx64 " (want %" PRIx64 ") parent %" PRIx64 " (want %" PRIx64
+              ") ndims %d type %d", what, i,
               info.is_subarray, info.root.id, root.id, info.parent.id, view.id, info.ndims, info.type);
         for (int d = 0; d < nd; d++) {
             CHECK(info.dims[d] == pd[d] && info.origin[d] == po[d],

@@ -24,7 +24,11 @@
  *            new root of the same shape (zeros, or new user storage)
  * on 3 or 4 logical devices ("cpu:3"/"cpu:4", zero copy off) with a tiny
  * device memory limit, so that buffers are evicted all the time. At the end
- * every root is read back and compared.
+ * every root is read back and compared. With TH_ZERO_COPY_FIRST=1 (as the
+ * harness) the first device is a zero-copy CPU device and the others keep
+ * separate memories ("cpu+zc,cpu:2"/"cpu+zc,cpu:3", zero copy AUTO); kernels
+ * that write a view with a ghost part then avoid device 0, where their
+ * writes outside the owned box would land (hplvk.h, section 4b).
  *
  * The model is the exact contents of every root. A write through a subarray
  * changes its owned box only (the whole subarray when it has none): elements
@@ -41,7 +45,8 @@
  *   HPLVK_DIFF_ONLY=i,j,..  run only these operations of the program (what
  *                         shrinking prints)
  * Validation follows HPLVK_VALIDATION (on under ctest, off in the long run).
- * TH_DEVICE_KIND=gpu opens "gpu:3"/"gpu:4" instead (as the harness does).
+ * TH_DEVICE_KIND=gpu opens "gpu:3"/"gpu:4" instead (as the harness does;
+ * "cpu+zc,gpu:2"/"cpu+zc,gpu:3" with TH_ZERO_COPY_FIRST=1).
  *
  * Every run of the program is a child process (fork), watched by the parent:
  * a crash, or no progress for a while (a hang: the child is killed), is a
@@ -148,12 +153,14 @@ typedef struct op {
     int32_t where; /* device; fill/assign also HPL_ON_HOST, HPL_WHERE_LAST_USED */
     int32_t c;     /* constant */
     uint32_t seed; /* values of host writes */
+    bool avoid0;   /* a kernel writing a ghost view: not on the zero-copy device 0 */
 } op;
 
 typedef struct prog {
     uint64_t seed;
     int ndev;
-    char devices[24];
+    char devices[32];
+    bool zc_first; /* device 0 is zero-copy (TH_ZERO_COPY_FIRST=1) */
     uint64_t limit;
     int nroots;
     root_def roots[MAX_ROOTS];
@@ -247,11 +254,14 @@ static int split_overlap(const op *o)
     return (o->mode - 1) / 3;
 }
 
-/* 1..ndev distinct devices in an order drawn from seed. */
-static int split_devices(uint32_t seed, int ndev, int *out)
+/* 1..ndev distinct devices in an order drawn from seed (avoid0: 1..ndev-1
+ * of devices 1..ndev-1). */
+static int split_devices(uint32_t seed, int ndev, bool avoid0, int *out)
 {
+    int lo = avoid0 ? 1 : 0;
+    ndev -= lo;
     for (int i = 0; i < ndev; i++)
-        out[i] = i;
+        out[i] = lo + i;
     uint64_t x = seed;
     for (int i = ndev - 1; i > 0; i--) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -356,8 +366,8 @@ static void fmt_op(const prog *p, const op *o, char *buf, size_t n)
     case OP_ADD2: {
         char on[64];
         if (o->mode)
-            snprintf(on, sizeof on, "split (dim %d, overlap %d, device list seed %u)", split_dim(o, 3),
-                     o->kind == OP_ADD ? 0 : split_overlap(o), o->seed);
+            snprintf(on, sizeof on, "split (dim %d, overlap %d, device list seed %u%s)", split_dim(o, 3),
+                     o->kind == OP_ADD ? 0 : split_overlap(o), o->seed, o->avoid0 ? ", not device 0" : "");
         else
             snprintf(on, sizeof on, "on dev %d", o->where);
         if (o->kind == OP_ADD)
@@ -410,6 +420,14 @@ static op *emit(gen *g, op o)
             fprintf(stderr, "FATAL: out of host memory\n");
             exit(1);
         }
+    }
+    /* On a zero-copy device 0 a kernel's writes outside a view's owned box
+     * land (hplvk.h, 4b): kernels writing a view with a ghost part go
+     * elsewhere. */
+    if (p->zc_first && (o.kind == OP_ADD || o.kind == OP_ADD2) && p->views[o.a].ghost) {
+        o.avoid0 = true;
+        if (o.where == 0)
+            o.where = 1 + o.a % (p->ndev - 1);
     }
     p->ops[p->nops] = o;
     return &p->ops[p->nops++];
@@ -708,9 +726,12 @@ static void generate(prog *p, uint64_t seed, int nops)
     p->seed = seed;
     p->requested = nops;
     p->ndev = 3 + (int)below(&g.r, 2);
-    /* TH_DEVICE_KIND=gpu (as in the harness): the GPU as ndev logical devices. */
-    const char *kind = getenv("TH_DEVICE_KIND");
-    snprintf(p->devices, sizeof p->devices, "%.8s:%d", kind && *kind ? kind : "cpu", p->ndev);
+    /* As the harness: "cpu:ndev", TH_DEVICE_KIND=gpu making it the GPU as
+     * ndev logical devices, TH_ZERO_COPY_FIRST=1 the first a zero-copy CPU. */
+    char base[16];
+    snprintf(base, sizeof base, "cpu:%d", p->ndev);
+    th_device_list(base, HPL_ZERO_COPY_AUTO, p->devices, sizeof p->devices);
+    p->zc_first = strstr(p->devices, "+zc") != NULL;
     p->cap_views = 256;
     p->views = xcalloc((size_t)p->cap_views, sizeof(view_def));
     g.live = xcalloc((size_t)p->cap_views, sizeof(bool));
@@ -1086,7 +1107,7 @@ static bool create_root(exec *e, int pos, int r, uint32_t init)
 static bool setup(exec *e, const prog *p)
 {
     hpl_context_desc desc = {.devices = p->devices,
-                             .zero_copy = HPL_ZERO_COPY_OFF,
+                             .zero_copy = p->zc_first ? HPL_ZERO_COPY_AUTO : HPL_ZERO_COPY_OFF,
                              .device_memory_limit = p->limit};
     desc.log = log_cb;
     desc.log_user = e; /* validation: HPLVK_VALIDATION decides */
@@ -1096,6 +1117,17 @@ static bool setup(exec *e, const prog *p)
     if (nd != p->ndev) {
         failf(e, -1, "%s opened %d devices", p->devices, nd);
         return false;
+    }
+    /* The mix is what was asked for: only device 0 zero-copy, and only with
+     * TH_ZERO_COPY_FIRST=1. */
+    for (int d = 0; d < nd; d++) {
+        hpl_device_info info;
+        if (!API(e, -1, hpl_device_get_info(e->ctx, d, &info)))
+            return false;
+        if (info.zero_copy != (p->zc_first && d == 0)) {
+            failf(e, -1, "%s: device %d is%s zero-copy", p->devices, d, info.zero_copy ? "" : " not");
+            return false;
+        }
     }
     for (int t = 0; t < 2; t++)
         for (int d = 1; d <= 3; d++)
@@ -1284,7 +1316,7 @@ static void exec_op(exec *e, int pos, const op *o)
         hpl_arg x = hpl_arr(h);
         if (o->mode) {
             l = (hpl_launch){0};
-            l.device_count = split_devices(o->seed, p->ndev, l.devices);
+            l.device_count = split_devices(o->seed, p->ndev, o->avoid0, l.devices);
             x = hpl_part(h, split_dim(o, v->ndims), 0);
         }
         if (API(e, pos, hpl_eval(ctx, e->kadd[ti][v->ndims - 1], &l, HPL_ARGS(x, scalar(v->type, o->c)))))
@@ -1296,7 +1328,7 @@ static void exec_op(exec *e, int pos, const op *o)
         hpl_arg y = hpl_arr(h), x = hpl_arr(e->h[o->b]);
         if (o->mode) {
             l = (hpl_launch){0};
-            l.device_count = split_devices(o->seed, p->ndev, l.devices);
+            l.device_count = split_devices(o->seed, p->ndev, o->avoid0, l.devices);
             y = hpl_part(h, split_dim(o, v->ndims), split_overlap(o));
             x = hpl_part(e->h[o->b], split_dim(o, v->ndims), split_overlap(o));
         }
@@ -1524,8 +1556,8 @@ static void print_sequence(const prog *p, const int *seq, int n)
         if (o->b >= 0)
             used[p->views[o->b].root] = true;
     }
-    fprintf(stderr, "  context: devices \"%s\", zero_copy OFF, device_memory_limit %" PRIu64 " bytes; roots:\n",
-            p->devices, p->limit);
+    fprintf(stderr, "  context: devices \"%s\", zero_copy %s, device_memory_limit %" PRIu64 " bytes; roots:\n",
+            p->devices, p->zc_first ? "AUTO" : "OFF", p->limit);
     int unused = 0;
     for (int r = 0; r < p->nroots; r++) {
         char line[256];

@@ -360,7 +360,7 @@ static void use_after_free(hpl_context *ctx, hpl_kernel k, hpl_array y)
     CHECK_FAILS(hpl_array_wait(ctx, t), HPL_ERROR_INVALID_HANDLE, "array");
     /* The slot reused by a new array: the old handle stays invalid. */
     hpl_array t2 = th_array(ctx, HPL_FLOAT32, N, 0, 0);
-    CHECK(t2.id != t.id, "a new array got the destroyed array's handle %u", t.id);
+    CHECK(t2.id != t.id, "a new array got the destroyed array's handle %#llx", (unsigned long long)t.id);
     CHECK_FAILS(hpl_array_access(ctx, t, HPL_READ, &p), HPL_ERROR_INVALID_HANDLE, "array");
     CHECK_OK(hpl_array_access(ctx, t2, HPL_READ, &p));
     CHECK_OK(hpl_array_destroy(ctx, t2));

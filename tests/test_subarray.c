@@ -196,8 +196,10 @@ static void check_info(hpl_context *ctx, hpl_array s, const char *what, hpl_type
           (unsigned long long)info.count, (unsigned long long)info.bytes, (unsigned long long)vol(d),
           (unsigned long long)(vol(d) * es));
     CHECK(info.is_subarray == is_sub, "%s: is_subarray %d want %d", what, info.is_subarray, is_sub);
-    CHECK(info.parent.id == parent.id, "%s: parent id %u want %u", what, info.parent.id, parent.id);
-    CHECK(info.root.id == root.id, "%s: root id %u want %u", what, info.root.id, root.id);
+    CHECK(info.parent.id == parent.id, "%s: parent id %llx want %llx", what, (unsigned long long)info.parent.id,
+          (unsigned long long)parent.id);
+    CHECK(info.root.id == root.id, "%s: root id %llx want %llx", what, (unsigned long long)info.root.id,
+          (unsigned long long)root.id);
     for (int k = 0; k < ndims; k++) {
         uint64_t of = owned_first ? owned_first[k] : 0, ol = owned_last ? owned_last[k] : d[k] - 1;
         CHECK(info.origin[k] == o[k], "%s: origin[%d] %llu want %llu", what, k, (unsigned long long)info.origin[k],
@@ -566,17 +568,22 @@ static void caching(hpl_context *ctx, hpl_kernel inc2)
     hpl_array a = sub(ctx, m, HPL_RANGES({0, 5}, HPL_ALL));
     hpl_array a2 = sub(ctx, m, HPL_RANGES({0, 5}, HPL_ALL));
     hpl_array a3 = sub(ctx, m, HPL_RANGES({0, 5}, {0, VC - 1}));
-    CHECK(a.id != 0 && a.id != m.id, "subarray id %u (parent %u)", a.id, m.id);
-    CHECK(a2.id == a.id, "the same ranges twice gave ids %u and %u", a.id, a2.id);
-    CHECK(a3.id == a.id, "HPL_ALL and {0, %d} (the same box) gave ids %u and %u", VC - 1, a.id, a3.id);
+    CHECK(a.id != 0 && a.id != m.id, "subarray id %llx (parent %llx)", (unsigned long long)a.id,
+          (unsigned long long)m.id);
+    CHECK(a2.id == a.id, "the same ranges twice gave ids %llx and %llx", (unsigned long long)a.id,
+          (unsigned long long)a2.id);
+    CHECK(a3.id == a.id, "HPL_ALL and {0, %d} (the same box) gave ids %llx and %llx", VC - 1, (unsigned long long)a.id,
+          (unsigned long long)a3.id);
     hpl_array b = sub(ctx, m, HPL_RANGES({6, 11}, HPL_ALL));
-    CHECK(b.id != a.id, "different ranges gave the same id %u", a.id);
+    CHECK(b.id != a.id, "different ranges gave the same id %llx", (unsigned long long)a.id);
     hpl_array c = sub_owned(ctx, m, HPL_RANGES({0, 5}, HPL_ALL), ((const hpl_range[]){{1, 4}, HPL_ALL}));
     hpl_array c2 = sub_owned(ctx, m, HPL_RANGES({0, 5}, HPL_ALL), ((const hpl_range[]){{1, 4}, HPL_ALL}));
     hpl_array d = sub_owned(ctx, m, HPL_RANGES({0, 5}, HPL_ALL), ((const hpl_range[]){{2, 5}, HPL_ALL}));
-    CHECK(c.id != a.id, "an owned box gave the same subarray as none (%u)", c.id);
-    CHECK(c2.id == c.id, "the same ranges and owned box twice gave ids %u and %u", c.id, c2.id);
-    CHECK(d.id != c.id && d.id != a.id, "another owned box gave id %u (others %u, %u)", d.id, c.id, a.id);
+    CHECK(c.id != a.id, "an owned box gave the same subarray as none (%llx)", (unsigned long long)c.id);
+    CHECK(c2.id == c.id, "the same ranges and owned box twice gave ids %llx and %llx", (unsigned long long)c.id,
+          (unsigned long long)c2.id);
+    CHECK(d.id != c.id && d.id != a.id, "another owned box gave id %llx (others %llx, %llx)", (unsigned long long)d.id,
+          (unsigned long long)c.id, (unsigned long long)a.id);
     hpl_array e = sub(ctx, m, HPL_RANGES(HPL_ALL, {2, 3}));
 
     /* The list: a, b, c, d, e in creation order (repeats not listed). */
@@ -586,7 +593,8 @@ static void caching(hpl_context *ctx, hpl_kernel inc2)
     for (int i = 0; i < 5 && i < n; i++) {
         hpl_array g = {0};
         if (CHECK_OK(hpl_subarray_get(ctx, m, i, &g)))
-            CHECK(g.id == want[i].id, "hpl_subarray_get(%d) = %u, want %u", i, g.id, want[i].id);
+            CHECK(g.id == want[i].id, "hpl_subarray_get(%d) = %llx, want %llx", i, (unsigned long long)g.id,
+                  (unsigned long long)want[i].id);
     }
     /* Destroying a subarray removes it from the list, keeps the order of the
      * rest, and never changes the parent's data: not even when the only
@@ -606,15 +614,16 @@ static void caching(hpl_context *ctx, hpl_kernel inc2)
     for (int i = 0; i < 4 && i < n; i++) {
         hpl_array g = {0};
         if (CHECK_OK(hpl_subarray_get(ctx, m, i, &g)))
-            CHECK(g.id == want2[i].id, "after destroying one: hpl_subarray_get(%d) = %u, want %u", i, g.id,
-                  want2[i].id);
+            CHECK(g.id == want2[i].id, "after destroying one: hpl_subarray_get(%d) = %llx, want %llx", i,
+                  (unsigned long long)g.id, (unsigned long long)want2[i].id);
     }
     /* Asking again for a destroyed box makes a new, listed, usable subarray. */
     hpl_array b2 = sub(ctx, m, HPL_RANGES({6, 11}, HPL_ALL));
     CHECK(hpl_subarray_count(ctx, m) == 5, "after re-creating: count %d", hpl_subarray_count(ctx, m));
     hpl_array g = {0};
     if (CHECK_OK(hpl_subarray_get(ctx, m, 4, &g)))
-        CHECK(g.id == b2.id, "re-created subarray is listed last: get(4) = %u, want %u", g.id, b2.id);
+        CHECK(g.id == b2.id, "re-created subarray is listed last: get(4) = %llx, want %llx", (unsigned long long)g.id,
+              (unsigned long long)b2.id);
     check_view(ctx, b2, ref, (const uint64_t[3]){VR, VC, 1}, U3(6, 0, 0), U3(6, VC, 1), "re-created row block");
     /* Destroying the parent destroys its subarrays. */
     CHECK_OK(hpl_array_destroy(ctx, m));

@@ -227,7 +227,7 @@ int main(void)
         for (int i = 0; i < 4; i++) {
             CHECK(ks[i].id != 0, "kernel %d not created", i);
             for (int j = 0; j < i; j++)
-                CHECK(ks[i].id != ks[j].id, "kernels %d and %d share handle %u", i, j, ks[i].id);
+                CHECK(ks[i].id != ks[j].id, "kernels %d and %d share handle %llx", i, j, (unsigned long long)ks[i].id);
             CHECK_OK(hpl_eval(ctx, ks[i], NULL, HPL_ARGS(hpl_arr(x), hpl_u32(1))));
         }
         const uint32_t *px = th_access(ctx, x, HPL_READ);
