@@ -1,7 +1,8 @@
 /*
- * game_of_life — Conway's Game of Life split by rows over the default
- * devices, with no halo-exchange code (the paper's fig. A.16 without its
- * exchange loop).
+ * game_of_life — Conway's Game of Life split by rows over every device of
+ * the context (HPLVK_DEVICES, e.g. "gpu0,cpu"), with no halo-exchange code
+ * (the paper's fig. A.16 without its exchange loop), and the same kernel as
+ * on one device.
  *
  *   game_of_life [rows [cols [steps [host_budget]]]]   default 512 512 100 3e8
  *
@@ -99,12 +100,13 @@ static int make_grids(hpl_context *ctx, const int32_t *start, life_size sz, cons
 }
 
 /* Steps first .. last-1: step s reads g[s % 2] and writes the other, split
- * by rows over the default devices with one halo row, or on device 0. */
+ * by rows over every device of the context with one halo row, or on device 0. */
 static int run_steps(hpl_context *ctx, hpl_kernel life, bool split, const hpl_array g[2], uint64_t first, uint64_t last)
 {
+    const hpl_launch all = sample_launch(ctx);
     for (uint64_t s = first; s < last; s++) {
         if (split)
-            SAMPLE_TRY(hpl_eval(ctx, life, NULL, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
+            SAMPLE_TRY(hpl_eval(ctx, life, &all, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
         else
             SAMPLE_TRY(hpl_eval(ctx, life, NULL, HPL_ARGS(hpl_arr(g[s % 2]), hpl_arr(g[(s + 1) % 2]))));
     }
@@ -117,7 +119,7 @@ typedef struct life_run {
     int parts;       /* parts of the last eval */
 } life_run;
 
-/* The multi-device run on the default devices (launch NULL); the result
+/* The multi-device run on every device of the context; the result
  * lands in `out`. */
 static int run_default(hpl_context *ctx, hpl_kernel life, const int32_t *start, life_size sz, int32_t *out,
                        life_run *run)
@@ -271,7 +273,7 @@ static bool run_all(life_size sz, int32_t *host[HOST_GRIDS], char *devnames, siz
         return false;
     }
     int devices[HPL_MAX_DEVICES];
-    int ndev = sample_default_devices(ctx, devices);
+    int ndev = sample_devices(ctx, devices);
     bool ok = run_devices(ctx, devices, ndev, sz, host, devnames, cap, run) == HPL_OK &&
               check(ctx, devices, ndev, sz, host, run);
     /* An error that surfaced asynchronously fails the run too. */

@@ -1,6 +1,6 @@
 /*
- * matmul_rows — C = A x B split by rows over the default devices with one
- * eval, the paper's fig. 5: eval(mxProduct)(PART1(c), PART1(a), b, P).
+ * matmul_rows — C = A x B split by rows over every device of the context
+ * with one eval, the paper's fig. 5: eval(mxProduct)(PART1(c), PART1(a), b, P).
  *
  *   matmul_rows [m [n [p]]]     C is m x n, A is m x p, B is p x n
  *                               (default 301 257 253: m divisible by none
@@ -73,9 +73,10 @@ static int make_arrays(hpl_context *ctx, const mm_data *h, mm_size sz, hpl_array
 static int run_evals(hpl_context *ctx, hpl_kernel k, hpl_array a, hpl_array b, hpl_array c, mm_size sz, int reps,
                      double *best_ms)
 {
+    const hpl_launch all = sample_launch(ctx);
     for (int r = -1; r < reps; r++) {
         double t0 = sample_now_ms();
-        SAMPLE_TRY(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_part1(c, 0), hpl_part1(a, 0), hpl_arr(b), hpl_i32((int32_t)sz.p))));
+        SAMPLE_TRY(hpl_eval(ctx, k, &all, HPL_ARGS(hpl_part1(c, 0), hpl_part1(a, 0), hpl_arr(b), hpl_i32((int32_t)sz.p))));
         SAMPLE_TRY(hpl_array_wait(ctx, c));
         double t = sample_now_ms() - t0;
         if (r == 0 || (r > 0 && t < *best_ms))
@@ -151,7 +152,7 @@ static bool check_product(const mm_data *h, mm_size sz)
     return bad == 0;
 }
 
-/* Runs the product on the default devices and reads C into h->c. */
+/* Runs the product on every device of the context and reads C into h->c. */
 static int run_devices(hpl_context *ctx, const int *devices, int ndev, const mm_data *h, mm_size sz, char *devnames,
                        size_t cap, double *best_ms, bool *parts_ok)
 {
@@ -175,7 +176,7 @@ static bool run_all(const mm_data *h, mm_size sz, char *devnames, size_t cap, do
         return false;
     }
     int devices[HPL_MAX_DEVICES];
-    int ndev = sample_default_devices(ctx, devices);
+    int ndev = sample_devices(ctx, devices);
     bool parts_ok = false;
     bool ok = run_devices(ctx, devices, ndev, h, sz, devnames, cap, best_ms, &parts_ok) == HPL_OK && parts_ok &&
               check_product(h, sz);

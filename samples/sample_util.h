@@ -100,25 +100,29 @@ static inline int sample_device_list(hpl_context *ctx, const int *devices, int c
     return HPL_OK;
 }
 
-/* The devices an annotated eval with no device list runs on (section 7b):
- * the context's GPUs, or all its devices when it has none. Returns how
- * many went to out[]. */
 static inline uint64_t sample_min(uint64_t a, uint64_t b)
 {
     return a < b ? a : b;
 }
 
-static inline int sample_default_devices(hpl_context *ctx, int out[HPL_MAX_DEVICES])
+/* The devices the samples split their work over: every device of the
+ * context, i.e. the ones HPLVK_DEVICES names ("gpu0,cpu": the GPU and the
+ * CPU side by side), or the context's default devices (every GPU, else the
+ * CPU). Returns how many went to out[]. */
+static inline int sample_devices(hpl_context *ctx, int out[HPL_MAX_DEVICES])
 {
-    int n = 0;
-    for (int d; n < HPL_MAX_DEVICES && (d = hpl_device_find(ctx, HPL_DEVICE_GPU, n)) >= 0;)
-        out[n++] = d;
-    if (n > 0)
-        return n;
-    int all = hpl_device_count(ctx);
+    int n = 0, all = hpl_device_count(ctx);
     for (int d = 0; d < all && d < HPL_MAX_DEVICES; d++)
         out[n++] = d;
     return n;
+}
+
+/* A launch over sample_devices(). */
+static inline hpl_launch sample_launch(hpl_context *ctx)
+{
+    hpl_launch l = {0};
+    l.device_count = sample_devices(ctx, l.devices);
+    return l;
 }
 
 /* Rows [*lo, *hi) owned by part `index` when `rows` rows are split over

@@ -44,7 +44,10 @@ static void test_rule_kept(void)
         hpl_kernel k = th_kernel(ctx, own_src);
         hpl_array a = th_array(ctx, HPL_INT32, N, 0, 0), b = th_array(ctx, HPL_INT32, N, 0, 0);
         CHECK_OK(hpl_array_write(ctx, a, x, N * sizeof *x));
-        CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_part1(a, 1), hpl_part1(b, 1))));
+        hpl_launch all = {.device_count = hpl_device_count(ctx)};
+        for (int d = 0; d < all.device_count; d++)
+            all.devices[d] = d;
+        CHECK_OK(hpl_eval(ctx, k, &all, HPL_ARGS(hpl_part1(a, 1), hpl_part1(b, 1))));
         if (CHECK_OK(hpl_array_read(ctx, b, got, N * sizeof *got)))
             CHECK(memcmp(got, want, N * sizeof *got) == 0, "%s: the stencil differs from the host", lists[l]);
         CHECK(th_take_errors(NULL, 0) == 0, "%s: a kernel keeping to the rule was reported", lists[l]);
@@ -61,7 +64,8 @@ static void test_halo_write_reported(void)
     hpl_kernel k = th_kernel(ctx, halo_src);
     hpl_array y;
     CHECK_OK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_INT32, .dims = {N}, .name = "yy"}, &y));
-    CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_part1(y, 1))));
+    const hpl_launch three = {.devices = {0, 1, 2}, .device_count = 3};
+    CHECK_OK(hpl_eval(ctx, k, &three, HPL_ARGS(hpl_part1(y, 1))));
     CHECK_OK(hpl_finish(ctx));
     char last[1024];
     int reported = th_take_errors(last, sizeof last);
@@ -80,7 +84,7 @@ static void test_halo_write_reported(void)
                                      "hpl_args { hpl_out(int, 1) s; };\n"
                                      "void main() { hpl_at(s, hpl_global_id.x) = 5; }\n");
     CHECK_OK(hpl_eval(ctx, fill, NULL, HPL_ARGS(hpl_arr(sub))));
-    CHECK_OK(hpl_eval(ctx, fill, NULL, HPL_ARGS(hpl_part1(sub, 0))));
+    CHECK_OK(hpl_eval(ctx, fill, &three, HPL_ARGS(hpl_part1(sub, 0))));
     CHECK_OK(hpl_finish(ctx));
     CHECK(th_take_errors(last, sizeof last) == 0, "writes into an owned subarray's ghost part were reported: %s", last);
     th_finish(ctx);

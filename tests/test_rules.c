@@ -129,7 +129,10 @@ static void test_count_after_part(hpl_context *ctx, int ndev)
     hpl_kernel k = th_kernel(ctx, "#include <hplvk.glsl>\n"
                                   "hpl_args { hpl_out(float, 2) y; };\n"
                                   "void main() { hpl_at2(y, hpl_global_id.x, hpl_global_id.y) = 2.0; }\n");
-    CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_part1(m, 1))));
+    hpl_launch all = {.device_count = ndev};
+    for (int d = 0; d < ndev; d++)
+        all.devices[d] = d;
+    CHECK_OK(hpl_eval(ctx, k, &all, HPL_ARGS(hpl_part1(m, 1))));
     CHECK(hpl_subarray_count(ctx, m) == 1, "after the eval, before hpl_array_part: %d", hpl_subarray_count(ctx, m));
     int parts = hpl_array_part_count(ctx, m);
     CHECK(parts == ndev, "%d parts on %d devices", parts, ndev);
