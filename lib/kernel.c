@@ -66,10 +66,14 @@ static int read_file(const char *path, char **data, size_t *size)
     return HPL_OK;
 }
 
+/* The caller names the source (build_variant prefixes its name). */
 static int copy_spirv(const uint32_t *words, size_t n, uint32_t **out)
 {
-    if (n < 5 || words[0] != 0x07230203u)
-        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: %s", n < 5 ? "fewer than 5 words" : "bad magic number");
+    if (!words || n < 5)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: %zu words, a module has at least 5", words ? n : 0);
+    if (words[0] != 0x07230203u)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: its magic number (first word) is 0x%08x, not 0x07230203",
+                         words[0]);
     *out = hpl__malloc(n * sizeof *words);
     if (!*out)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -77,29 +81,37 @@ static int copy_spirv(const uint32_t *words, size_t n, uint32_t **out)
     return HPL_OK;
 }
 
-/* Any form of source to SPIR-V words. */
-static int source_to_spirv(hpl_context *ctx, const hpl_kernel_desc *desc, const hpl_kernel_source *src,
-                           uint32_t **spirv, size_t *words)
+static int reflect_check(void *user, const uint32_t *spirv, size_t words)
 {
+    return hpl__reflect(spirv, words, user);
+}
+
+/* Any form of source to SPIR-V words, validated and reflected into *r
+ * (GLSL: by the compiler's check, so that a cache entry that fails is
+ * dropped and compiled again). */
+static int source_to_spirv(hpl_context *ctx, const hpl_kernel_desc *desc, const hpl_kernel_source *src,
+                           uint32_t **spirv, size_t *words, hpl__reflection *r)
+{
+    int rc = HPL_OK;
     if (src->spirv) {
         *words = src->spirv_words;
-        return copy_spirv(src->spirv, src->spirv_words, spirv);
+        rc = copy_spirv(src->spirv, src->spirv_words, spirv);
+        return rc == HPL_OK ? hpl__reflect(*spirv, *words, r) : rc;
     }
     char *text = NULL;
     size_t size = 0;
     char dir[4096] = "";
-    int rc = HPL_OK;
     if (src->path) {
         rc = read_file(src->path, &text, &size);
         if (rc == HPL_OK && ends_with(src->path, ".spv")) {
             if (size % 4)
-                rc = hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "'%s' is not SPIR-V: its size is not a multiple of 4",
-                               src->path);
+                rc = hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: its size (%zu bytes) is not a multiple of 4",
+                               size);
             else
                 rc = copy_spirv((const uint32_t *)text, size / 4, spirv);
             *words = size / 4;
             hpl__free(text);
-            return rc;
+            return rc == HPL_OK ? hpl__reflect(*spirv, *words, r) : rc;
         }
         const char *slash = strrchr(src->path, '/');
         if (slash)
@@ -113,7 +125,9 @@ static int source_to_spirv(hpl_context *ctx, const hpl_kernel_desc *desc, const 
                              .name = src->name ? src->name : src->path ? src->path : "kernel",
                              .defines = desc->defines,
                              .include_dirs = desc->include_dirs,
-                             .source_dir = dir[0] ? dir : NULL};
+                             .source_dir = dir[0] ? dir : NULL,
+                             .check = reflect_check,
+                             .check_user = r};
     rc = hpl__compile_glsl(&in, &ctx->cache, spirv, words, NULL);
     hpl__free(text);
     return rc;
@@ -131,14 +145,20 @@ static bool same_signature(const hpl__reflection *a, const hpl__reflection *b)
     return true;
 }
 
+static const char *source_name(const hpl_kernel_source *s)
+{
+    return s->name ? s->name : s->path ? s->path : "kernel";
+}
+
 static int build_variant(hpl_context *ctx, const hpl_kernel_desc *desc, const hpl_kernel_source *src,
                          uint32_t device_types, hpl__variant *v)
 {
     memset(v, 0, sizeof *v);
     v->device_types = device_types;
-    int rc = source_to_spirv(ctx, desc, src, &v->spirv, &v->words);
-    if (rc == HPL_OK)
-        rc = hpl__reflect(v->spirv, v->words, &v->reflection);
+    int rc = source_to_spirv(ctx, desc, src, &v->spirv, &v->words, &v->reflection);
+    /* Compile errors read "name:line: ...", I/O errors name the file. */
+    if (rc != HPL_OK && rc != HPL_ERROR_COMPILE && rc != HPL_ERROR_IO)
+        hpl__error_prefix(source_name(src));
     return rc;
 }
 
@@ -176,11 +196,6 @@ static int build_kernel(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kern
                            i);
     }
     return rc;
-}
-
-static const char *source_name(const hpl_kernel_source *s)
-{
-    return s->name ? s->name : s->path ? s->path : "kernel";
 }
 
 int hpl__kernel_create_locked(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kernel **out)
@@ -331,6 +346,15 @@ static int module_for(hpl__variant *v, hpl__device *d, VkShaderModule *out)
     return HPL_OK;
 }
 
+/* The device enables scalarBlockLayout wherever it has it (device.c). */
+static bool has_scalar_layout(const hpl__device *d)
+{
+    VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v12};
+    vkGetPhysicalDeviceFeatures2(d->physical, &f);
+    return v12.scalarBlockLayout;
+}
+
 int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], VkPipeline *out)
 {
     (void)ctx;
@@ -341,8 +365,20 @@ int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const u
             return HPL_OK;
         }
     }
+    /* What a device must carry (checked before the driver sees the module):
+     * the argument block within its uniform buffer range, scalar layout. */
+    char what[sizeof d->info.name + 64];
+    snprintf(what, sizeof what, "device %s's maxUniformBufferRange", d->info.name);
+    int rc = hpl__args_fit(&v->reflection, HPL__MIN(HPL__ARG_RANGE, d->props.limits.maxUniformBufferRange),
+                           HPL_ERROR_TOO_LARGE, what);
+    if (rc != HPL_OK)
+        return rc;
+    if (v->reflection.needs_scalar_layout && !has_scalar_layout(d))
+        return hpl__fail(HPL_ERROR_UNSUPPORTED,
+                         "the kernel's SPIR-V needs scalar block layout, which device %s lacks (scalarBlockLayout)",
+                         d->info.name);
     VkShaderModule module = VK_NULL_HANDLE;
-    int rc = module_for(v, d, &module);
+    rc = module_for(v, d, &module);
     if (rc != HPL_OK)
         return rc;
     hpl__pipeline *list = hpl__realloc(v->pipelines, (v->pipeline_count + 1) * sizeof *list);

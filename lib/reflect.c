@@ -7,6 +7,7 @@
  * where p is a PhysicalStorageBuffer pointer to a block { T v[]; } whose
  * member is decorated NonWritable (read), NonReadable (write) or neither. */
 #include "reflect.h"
+#include "validate.h"
 
 #include <spirv_cross/spirv_cross_c.h>
 
@@ -219,12 +220,21 @@ static int reflect_array(reflect_state *st, spvc_type mt, uint32_t base, hpl_arg
         ndims = n;
     }
 
+    /* Every field inside the argument block (valid SPIR-V may place members
+     * anywhere up to 4 GiB: the sums are 64-bit). */
     for (unsigned f = 0; f < HPL__ARRAY_FIELDS; f++) {
         uint32_t off = 0;
         rc = member_offset(st, mt, f, &off);
         if (rc)
             return rc;
-        layout->field[f] = base + off;
+        uint64_t at = (uint64_t)base + off, end = at + (f == HPL__FIELD_POINTER ? 8u : 4u * ndims);
+        if (end > HPL__ARG_RANGE) {
+            snprintf(why, why_size,
+                     "its field %s lies at bytes %llu..%llu of the argument block, past hplvk's limit of %u bytes",
+                     field[f], (unsigned long long)at, (unsigned long long)end - 1, HPL__ARG_RANGE);
+            return HPL_ERROR_KERNEL_SIGNATURE;
+        }
+        layout->field[f] = (uint32_t)at;
     }
     if (layout->field[HPL__FIELD_POINTER] % 8 != 0) {
         snprintf(why, why_size, "its buffer reference is at offset %u, not a multiple of 8",
@@ -277,6 +287,11 @@ static int reflect_args(reflect_state *st, const spvc_reflected_resource *block,
                 return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
                                  "argument %u '%s' (%s) is at offset %u, not aligned to its size", i, arg->name,
                                  type_name(stype), base);
+            if ((uint64_t)base + type_size(stype) > HPL__ARG_RANGE)
+                return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                                 "argument %u '%s' (%s) is at offset %u of the argument block; hplvk's limit is %u "
+                                 "bytes (an argument must end by byte %u)",
+                                 i, arg->name, type_name(stype), base, HPL__ARG_RANGE, HPL__ARG_RANGE);
             arg->kind = HPL_ARG_SCALAR;
             arg->type = stype;
             arg->ndims = 0;
@@ -303,7 +318,40 @@ static int reflect_args(reflect_state *st, const spvc_reflected_resource *block,
     if (count > 0 && spvc_compiler_get_declared_struct_size(comp, bt, &size) != SPVC_SUCCESS)
         return spvc_fail(st, "argument block size");
     out->arg_count = (int)count;
+    /* SPIRV-Cross sizes a block by its last member; members need not be in
+     * offset order, so take the furthest end too. */
+    for (unsigned i = 0; i < count; i++)
+        size = HPL__MAX(size, (size_t)hpl__arg_end(out, (int)i));
+    if (size > HPL__ARG_RANGE)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                         "the argument block '%s' is %zu bytes; hplvk's limit is %u bytes",
+                         block->name ? block->name : "", size, HPL__ARG_RANGE);
     out->args_size = (uint32_t)size;
+    return HPL_OK;
+}
+
+uint32_t hpl__arg_end(const hpl__reflection *r, int i)
+{
+    const hpl_arg_info *a = &r->args[i];
+    if (a->kind == HPL_ARG_SCALAR)
+        return a->offset + type_size(a->type);
+    uint32_t end = 0;
+    for (unsigned f = 0; f < HPL__ARRAY_FIELDS; f++)
+        end = HPL__MAX(end, r->layout[i].field[f] + (f == HPL__FIELD_POINTER ? 8u : 4u * (uint32_t)a->ndims));
+    return end;
+}
+
+int hpl__args_fit(const hpl__reflection *r, uint32_t limit, int code, const char *limit_what)
+{
+    for (int i = 0; i < r->arg_count; i++) {
+        uint32_t end = hpl__arg_end(r, i);
+        if (end > limit)
+            return hpl__fail(code, "argument %d '%s' ends at byte %u of the argument block, past %s (%u bytes)", i,
+                             r->args[i].name, end, limit_what, limit);
+    }
+    if (r->args_size > limit)
+        return hpl__fail(code, "the argument block is %u bytes, more than %s (%u bytes)", r->args_size, limit_what,
+                         limit);
     return HPL_OK;
 }
 
@@ -469,9 +517,10 @@ int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out)
 {
     if (!spirv || !out)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "reflect: no SPIR-V");
-    if (words < 5 || spirv[0] != 0x07230203u)
-        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V (%zu words, magic 0x%08x)", words,
-                         words ? spirv[0] : 0u);
+    bool scalar_layout = false;
+    int vrc = hpl__spirv_validate(spirv, words, &scalar_layout);
+    if (vrc != HPL_OK)
+        return vrc;
 
     reflect_state st;
     memset(&st, 0, sizeof st);
@@ -482,6 +531,8 @@ int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out)
     hpl__reflection *r = hpl__calloc(1, sizeof *r);
     int rc = r ? reflect_module(&st, spirv, words, r)
                : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "reflect: out of host memory");
+    if (rc == HPL_OK)
+        r->needs_scalar_layout = scalar_layout;
     spvc_context_destroy(st.ctx);
     if (rc == HPL_OK)
         *out = *r; /* out is untouched on failure */

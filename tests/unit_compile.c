@@ -685,7 +685,8 @@ static void test_raw_spirv(void)
         CHECK(r.args_size == 100, "args_size %u", r.args_size);
     }
 
-    /* Not a compute shader: turn the entry point into a vertex shader. */
+    /* Not a compute shader: turning the entry point into a vertex shader
+     * makes SPIR-V that SPIRV-Tools rejects (LocalSize is for compute). */
     for (size_t i = 5; i < words;) {
         uint32_t op = copy[i] & 0xffff, n = copy[i] >> 16;
         if (n == 0)
@@ -698,13 +699,41 @@ static void test_raw_spirv(void)
     memset(&untouched, 0x77, sizeof untouched);
     hpl__reflection r2 = untouched;
     rc = hpl__reflect(copy, words, &r2);
-    CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "compute"), "vertex: %d %s", rc,
-          hpl_last_error());
+    CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "SPIRV-Tools") &&
+              strstr(hpl_last_error(), "GLCompute"),
+          "vertex: %d %s", rc, hpl_last_error());
     CHECK(memcmp(&r2, &untouched, sizeof r2) == 0, "out changed on failure");
+    /* A valid vertex shader (a kernel without built-ins, its LocalSize
+     * removed) gets to reflection, which rejects it. */
+    {
+        uint32_t *plain;
+        size_t pw;
+        rc = compile("#version 450\nlayout(local_size_x = 4) in;\nvoid main() { }\n", NULL, &plain, &pw, &hit);
+        CHECK(rc == HPL_OK, "plain kernel: %s", hpl_last_error());
+        size_t out = 5;
+        for (size_t i = 5; rc == HPL_OK && i < pw;) {
+            uint32_t op = plain[i] & 0xffff, n = plain[i] >> 16;
+            if (n == 0 || i + n > pw)
+                break;
+            if (op == 15 /* OpEntryPoint */)
+                plain[i + 1] = 0 /* Vertex */;
+            if (op != 16 /* OpExecutionMode */) {
+                memmove(plain + out, plain + i, n * 4);
+                out += n;
+            }
+            i += n;
+        }
+        if (rc == HPL_OK) {
+            rc = hpl__reflect(plain, out, &r2);
+            CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "compute"), "vertex: %d %s", rc,
+                  hpl_last_error());
+            hpl__free(plain);
+        }
+    }
 
-    /* Truncated SPIR-V: SPIRV-Cross's message comes through. */
+    /* Truncated SPIR-V: SPIRV-Tools' message comes through. */
     rc = hpl__reflect(spv, words / 2, &r2);
-    CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "SPIRV-Cross"), "truncated: %d %s", rc,
+    CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "SPIRV-Tools"), "truncated: %d %s", rc,
           hpl_last_error());
     /* Not SPIR-V at all. */
     uint32_t junk[16] = {0xdeadbeef, 1, 2, 3, 4};
