@@ -24,6 +24,12 @@ static const char *access_name(hpl_access a)
     return a == HPL_READ ? "hpl_in" : a == HPL_WRITE ? "hpl_out" : "hpl_inout";
 }
 
+static const char *scalar_maker(hpl_type t)
+{
+    static const char *const makers[] = {"f32", "f32", "f64", "i32", "u32", "i64", "u64"};
+    return (unsigned)t < HPL__ARRAY_LEN(makers) ? makers[t] : "f32";
+}
+
 static const char *article(hpl_type t)
 {
     return hpl_type_name(t)[0] == 'i' ? "an" : "a"; /* an int, an int64_t, an invalid */
@@ -45,6 +51,10 @@ int hpl__args_check(hpl_context *ctx, const hpl__reflection *r, const hpl_arg *a
                              want->name, want->kind == HPL_ARG_ARRAY ? "an array" : "a scalar",
                              got->kind == HPL_ARG_ARRAY ? "an array" : "a scalar");
         if (got->kind == HPL_ARG_SCALAR) {
+            if (hpl_type_size(got->type) == 0)
+                return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH,
+                                 "argument %d (%s) has type %d, which is not an hpl_type: build it with hpl_%s() etc.",
+                                 i, want->name, (int)got->type, scalar_maker(want->type));
             if (got->type != want->type)
                 return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH, "argument %d (%s): the kernel expects %s %s scalar but %s %s was given",
                                  i, want->name, article(want->type), hpl_type_name(want->type), article(got->type),
@@ -475,7 +485,7 @@ int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, cons
                                            : eval_single(ctx, k, launch, args, nargs);
     if (rc != HPL_OK) {
         char prefix[128];
-        snprintf(prefix, sizeof prefix, "hpl_eval(%s)", k ? k->name : "?");
+        snprintf(prefix, sizeof prefix, k ? "hpl_eval(%s)" : "hpl_eval", k ? k->name : "");
         hpl__error_prefix(prefix);
     }
     HPL__UNLOCK(ctx);
