@@ -527,7 +527,8 @@ typedef struct hpl_kernel_desc {
     /* NULL-terminated "NAME" or "NAME=VALUE" strings for the preprocessor. */
     const char *const *defines;
     /* NULL-terminated directories searched by #include "file". A kernel read
-     * from a file also searches that file's directory. */
+     * from a file searches that file's directory first (the working directory
+     * for a bare name such as "saxpy.comp"). */
     const char *const *include_dirs;
 } hpl_kernel_desc;
 

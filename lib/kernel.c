@@ -113,8 +113,14 @@ static int source_to_spirv(hpl_context *ctx, const hpl_kernel_desc *desc, const 
             hpl__free(text);
             return rc == HPL_OK ? hpl__reflect(*spirv, *words, r) : rc;
         }
+        /* The file's directory: "." for a bare name ("saxpy.comp"), "/" for
+         * a file at the root. */
         const char *slash = strrchr(src->path, '/');
-        if (slash)
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == src->path)
+            snprintf(dir, sizeof dir, "/");
+        else
             snprintf(dir, sizeof dir, "%.*s", (int)(slash - src->path), src->path);
     } else if (!src->glsl) {
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "the kernel source has none of glsl, path, spirv");

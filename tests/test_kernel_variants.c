@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N 777
 
@@ -411,6 +412,26 @@ static void files_includes_defines(hpl_context *ctx)
     if (CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.path = path}, &k))) {
         run_check(ctx, k, NULL, 0, 4.0f, 1.0f, "kernel from a file with #include \"helper.glsl\"");
         CHECK_OK(hpl_kernel_destroy(ctx, k));
+    }
+    /* A bare file name, as in the README (.path = "saxpy.comp"): the file's
+     * directory is the working directory, searched for "helper.glsl". */
+    char cwd[4096];
+    if (CHECK(getcwd(cwd, sizeof cwd) != NULL, "getcwd") && CHECK(chdir(dir) == 0, "chdir %s", dir)) {
+        if (CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.path = "main.comp"}, &k))) {
+            run_check(ctx, k, NULL, 0, 4.0f, 1.0f, "kernel from a bare file name with #include \"helper.glsl\"");
+            CHECK_OK(hpl_kernel_destroy(ctx, k));
+        }
+        if (CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.path = "./main.comp"}, &k))) {
+            run_check(ctx, k, NULL, 0, 4.0f, 1.0f, "kernel from ./main.comp");
+            CHECK_OK(hpl_kernel_destroy(ctx, k));
+        }
+        /* A missing include says where it looked. */
+        const char *lost_src = "#include <hplvk.glsl>\n#include \"lost.glsl\"\nvoid main() { }\n";
+        CHECK(th_write_file("lost.comp", lost_src, strlen(lost_src)), "write lost.comp");
+        CHECK_FAILS(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.path = "lost.comp"}, &k), HPL_ERROR_COMPILE,
+                    "lost.glsl");
+        CHECK_MSG("searched .");
+        CHECK(chdir(cwd) == 0, "chdir %s", cwd);
     }
     /* A compile error in a file names the path and the line. */
     char want[600];
