@@ -512,10 +512,11 @@ static bool load_spirv(hpl__cache *cache, hpl__hash key, const hpl__compile_inpu
         return false;
     char why[1024];
     if (!is_spirv(data, size)) {
-        snprintf(why, sizeof why, "the SPIR-V of %s is not SPIR-V (%zu bytes); compiling it again", name, size);
+        snprintf(why, sizeof why, "the cached SPIR-V of '%s' is not SPIR-V (%zu bytes); compiling '%s' again", name,
+                 size, name);
     } else if (check_spirv(in, data, size / 4) != HPL_OK) {
-        snprintf(why, sizeof why, "the SPIR-V of %s fails its checks (%s); compiling it again", name,
-                 hpl_last_error());
+        snprintf(why, sizeof why, "the cached SPIR-V of '%s' fails its checks (%s); compiling '%s' again", name,
+                 hpl_last_error(), name);
     } else {
         *spirv = data;
         *words = size / 4;

@@ -508,6 +508,49 @@ static void files_includes_defines(hpl_context *ctx)
     free(dir);
 }
 
+/* The argument block holds 16 KiB (hplvk.h chapter 5): a scalar far into
+ * it is passed (it used to read 0 past 4 KiB), one past it is refused at
+ * creation, naming it and the limit (past 64 KiB, eval used to overflow the
+ * heap). */
+static void far_arguments(hpl_context *ctx)
+{
+    static const char *const offsets[] = {"4096", "8192", "16376"};
+    for (size_t i = 0; i < 3; i++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "#include <hplvk.glsl>\n"
+                 "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; layout(offset = %s) float add; };\n"
+                 "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = 2.0 * hpl_at(x, i) + add; }\n",
+                 offsets[i]);
+        hpl_kernel k;
+        if (!CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.glsl = src}, &k)))
+            continue;
+        hpl_arg_info ai;
+        if (CHECK_OK(hpl_kernel_get_arg_info(ctx, k, 2, &ai)))
+            CHECK(ai.offset == (uint32_t)atoi(offsets[i]), "add at %u, want %s", ai.offset, offsets[i]);
+        hpl_arg add = hpl_f32(7.0f);
+        char what[64];
+        snprintf(what, sizeof what, "a scalar at offset %s", offsets[i]);
+        run_check(ctx, k, &add, 1, 2.0f, 7.0f, what);
+        CHECK_OK(hpl_kernel_destroy(ctx, k));
+    }
+    static const char *const too_far[] = {"16384", "65536", "1073741824"};
+    for (size_t i = 0; i < 3; i++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "#include <hplvk.glsl>\n"
+                 "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; layout(offset = %s) float add; };\n"
+                 "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = 2.0 * hpl_at(x, i) + add; }\n",
+                 too_far[i]);
+        hpl_kernel k = {777};
+        CHECK_FAILS(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = src, .name = "far.comp"}}, &k),
+                    HPL_ERROR_KERNEL_SIGNATURE, "'add'");
+        CHECK_MSG("16384 bytes");
+        CHECK_MSG("far.comp");
+        CHECK(k.id == 777, "hpl_kernel_create changed its out-parameter on failure");
+    }
+}
+
 /* Raw SPIR-V with a fixed local size: reflected like a prelude kernel, runs,
  * keeps its size, and refuses another launch.local (hplvk.h chapter 5). */
 static void raw_spirv_fixed_size(hpl_context *ctx)
@@ -690,5 +733,6 @@ int main(void)
     files_includes_defines(ctx);
     reflection(ctx);
     raw_spirv_fixed_size(ctx);
+    far_arguments(ctx);
     return th_finish(ctx);
 }
