@@ -321,7 +321,7 @@ static int reflect_args(reflect_state *st, const spvc_reflected_resource *block,
     /* SPIRV-Cross sizes a block by its last member; members need not be in
      * offset order, so take the furthest end too. */
     for (unsigned i = 0; i < count; i++)
-        size = HPL__MAX(size, (size_t)hpl__arg_end(out, (int)i));
+        size = HPL__MAX(size, (size_t)hpl__arg_end(out, (int)i)); /* each <= HPL__ARG_RANGE */
     if (size > HPL__ARG_RANGE)
         return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
                          "the argument block '%s' is %zu bytes; hplvk's limit is %u bytes",
@@ -330,24 +330,24 @@ static int reflect_args(reflect_state *st, const spvc_reflected_resource *block,
     return HPL_OK;
 }
 
-uint32_t hpl__arg_end(const hpl__reflection *r, int i)
+uint64_t hpl__arg_end(const hpl__reflection *r, int i)
 {
     const hpl_arg_info *a = &r->args[i];
     if (a->kind == HPL_ARG_SCALAR)
-        return a->offset + type_size(a->type);
-    uint32_t end = 0;
+        return (uint64_t)a->offset + type_size(a->type);
+    uint64_t end = 0, width = 4u * (uint64_t)(a->ndims > 0 && a->ndims <= 3 ? a->ndims : 3);
     for (unsigned f = 0; f < HPL__ARRAY_FIELDS; f++)
-        end = HPL__MAX(end, r->layout[i].field[f] + (f == HPL__FIELD_POINTER ? 8u : 4u * (uint32_t)a->ndims));
+        end = HPL__MAX(end, (uint64_t)r->layout[i].field[f] + (f == HPL__FIELD_POINTER ? 8u : width));
     return end;
 }
 
 int hpl__args_fit(const hpl__reflection *r, uint32_t limit, int code, const char *limit_what)
 {
     for (int i = 0; i < r->arg_count; i++) {
-        uint32_t end = hpl__arg_end(r, i);
+        uint64_t end = hpl__arg_end(r, i);
         if (end > limit)
-            return hpl__fail(code, "argument %d '%s' ends at byte %u of the argument block, past %s (%u bytes)", i,
-                             r->args[i].name, end, limit_what, limit);
+            return hpl__fail(code, "argument %d '%s' ends at byte %llu of the argument block, past %s (%u bytes)", i,
+                             r->args[i].name, (unsigned long long)end, limit_what, limit);
     }
     if (r->args_size > limit)
         return hpl__fail(code, "the argument block is %u bytes, more than %s (%u bytes)", r->args_size, limit_what,

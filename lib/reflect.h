@@ -53,8 +53,9 @@ typedef struct hpl__reflection {
  * *out is untouched on failure. */
 int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out);
 
-/* The byte just past argument i in the block (its last field's end). */
-uint32_t hpl__arg_end(const hpl__reflection *r, int i);
+/* The byte just past argument i in the block (its last field's end; an
+ * array of other than 1..3 dimensions counts as 3). */
+uint64_t hpl__arg_end(const hpl__reflection *r, int i);
 /* HPL_OK when every argument ends within `limit` bytes; otherwise `code`
  * with a message naming the first argument that does not and `limit_what`
  * ("device X's maxUniformBufferRange"). */
