@@ -2,6 +2,7 @@
  * per device type, and pipelines per (variant, device, local size). */
 #include "compile.h"
 #include "internal.h"
+#include "validate.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -71,6 +72,8 @@ static int copy_spirv(const uint32_t *words, size_t n, uint32_t **out)
 {
     if (!words || n < 5)
         return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: %zu words, a module has at least 5", words ? n : 0);
+    if (n > SIZE_MAX / sizeof *words)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "spirv_words %zu is not a number of words in memory", n);
     if (words[0] != 0x07230203u)
         return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: its magic number (first word) is 0x%08x, not 0x07230203",
                          words[0]);
@@ -352,13 +355,67 @@ static int module_for(hpl__variant *v, hpl__device *d, VkShaderModule *out)
     return HPL_OK;
 }
 
-/* The device enables scalarBlockLayout wherever it has it (device.c). */
-static bool has_scalar_layout(const hpl__device *d)
+/* The HPL__FEATURE_* device d has. device.c enables each of these features
+ * wherever the device supports it; subgroup operations need no enabling. */
+static uint32_t device_features(const hpl__device *d)
 {
     VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v12};
     vkGetPhysicalDeviceFeatures2(d->physical, &f);
-    return v12.scalarBlockLayout;
+    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
+    vkGetPhysicalDeviceProperties2(d->physical, &p);
+    uint32_t have = 0;
+    have |= f.features.shaderFloat64 ? HPL__FEATURE_FLOAT64 : 0;
+    have |= f.features.shaderInt64 ? HPL__FEATURE_INT64 : 0;
+    have |= f.features.shaderInt16 ? HPL__FEATURE_INT16 : 0;
+    have |= v12.shaderInt8 ? HPL__FEATURE_INT8 : 0;
+    have |= v12.shaderFloat16 ? HPL__FEATURE_FLOAT16 : 0;
+    have |= v12.storageBuffer8BitAccess ? HPL__FEATURE_STORAGE8 : 0;
+    have |= v12.uniformAndStorageBuffer8BitAccess ? HPL__FEATURE_UNIFORM_STORAGE8 : 0;
+    have |= v12.scalarBlockLayout ? HPL__FEATURE_SCALAR_LAYOUT : 0;
+    if (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
+        static const struct {
+            VkSubgroupFeatureFlags vk;
+            uint32_t feature;
+        } ops[] = {
+            {VK_SUBGROUP_FEATURE_BASIC_BIT, HPL__FEATURE_SUBGROUP_BASIC},
+            {VK_SUBGROUP_FEATURE_VOTE_BIT, HPL__FEATURE_SUBGROUP_VOTE},
+            {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, HPL__FEATURE_SUBGROUP_ARITHMETIC},
+            {VK_SUBGROUP_FEATURE_BALLOT_BIT, HPL__FEATURE_SUBGROUP_BALLOT},
+            {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, HPL__FEATURE_SUBGROUP_SHUFFLE},
+            {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, HPL__FEATURE_SUBGROUP_SHUFFLE_RELATIVE},
+            {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, HPL__FEATURE_SUBGROUP_CLUSTERED},
+            {VK_SUBGROUP_FEATURE_QUAD_BIT, HPL__FEATURE_SUBGROUP_QUAD},
+        };
+        for (size_t i = 0; i < HPL__ARRAY_LEN(ops); i++)
+            have |= sg.supportedOperations & ops[i].vk ? ops[i].feature : 0;
+    }
+    return have;
+}
+
+/* What device d must carry, checked before the driver sees the module: the
+ * argument block within its uniform buffer range, the features the module's
+ * capabilities need, its shared memory. */
+static int check_device_can_run(const hpl__variant *v, const hpl__device *d)
+{
+    const hpl__reflection *r = &v->reflection;
+    char what[sizeof d->info.name + 64];
+    snprintf(what, sizeof what, "device %s's maxUniformBufferRange", d->info.name);
+    int rc = hpl__args_fit(r, HPL__MIN(HPL__ARG_RANGE, d->props.limits.maxUniformBufferRange), HPL_ERROR_TOO_LARGE,
+                           what);
+    if (rc != HPL_OK)
+        return rc;
+    uint32_t missing = r->features & ~device_features(d);
+    for (unsigned bit = 0; missing && bit < HPL__FEATURE_COUNT; bit++)
+        if (missing & (1u << bit))
+            return hpl__fail(HPL_ERROR_UNSUPPORTED, "the kernel needs %s, which device %s lacks",
+                             hpl__feature_name(bit), d->info.name);
+    if (r->shared_bytes > d->props.limits.maxComputeSharedMemorySize)
+        return hpl__fail(HPL_ERROR_TOO_LARGE,
+                         "the kernel's shared (workgroup) variables take %llu bytes; device %s allows %u",
+                         (unsigned long long)r->shared_bytes, d->info.name, d->props.limits.maxComputeSharedMemorySize);
+    return HPL_OK;
 }
 
 int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], VkPipeline *out)
@@ -371,18 +428,9 @@ int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const u
             return HPL_OK;
         }
     }
-    /* What a device must carry (checked before the driver sees the module):
-     * the argument block within its uniform buffer range, scalar layout. */
-    char what[sizeof d->info.name + 64];
-    snprintf(what, sizeof what, "device %s's maxUniformBufferRange", d->info.name);
-    int rc = hpl__args_fit(&v->reflection, HPL__MIN(HPL__ARG_RANGE, d->props.limits.maxUniformBufferRange),
-                           HPL_ERROR_TOO_LARGE, what);
+    int rc = check_device_can_run(v, d);
     if (rc != HPL_OK)
         return rc;
-    if (v->reflection.needs_scalar_layout && !has_scalar_layout(d))
-        return hpl__fail(HPL_ERROR_UNSUPPORTED,
-                         "the kernel's SPIR-V needs scalar block layout, which device %s lacks (scalarBlockLayout)",
-                         d->info.name);
     VkShaderModule module = VK_NULL_HANDLE;
     rc = module_for(v, d, &module);
     if (rc != HPL_OK)
@@ -403,8 +451,14 @@ int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const u
         .layout = d->pipeline_layout};
     hpl__pipeline *p = &v->pipelines[v->pipeline_count];
     VkResult r = vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &ci, NULL, &p->pipeline);
-    if (r != VK_SUCCESS)
-        return hpl__vk_error(r, "vkCreateComputePipelines");
+    if (r != VK_SUCCESS) {
+        /* Valid SPIR-V can still be more than a driver handles (Mesa refuses
+         * some valid control flow). */
+        char what[sizeof d->info.name + 96];
+        snprintf(what, sizeof what, "device %s could not compile the kernel: vkCreateComputePipelines",
+                 d->info.name);
+        return hpl__vk_error(r, what);
+    }
     p->device = d->index;
     memcpy(p->local, local, sizeof p->local);
     v->pipeline_count++;

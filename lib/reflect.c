@@ -469,6 +469,27 @@ static int reflect_local_size(reflect_state *st, hpl__reflection *out)
     return HPL_OK;
 }
 
+/* UTF-8 without control characters (what the validation layer accepts). */
+static bool utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2 : (*p & 0xf8) == 0xf0 ? 3 : 4;
+        if (n == 4 || (n == 1 && *p < 0xc2) || (n == 3 && *p > 0xf4) || *p < 0x20 || *p == 0x7f)
+            return false;
+        uint32_t cp = n == 0 ? *p : *p & (0x3f >> n);
+        for (unsigned k = 1; k <= n; k++) {
+            if ((p[k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[k] & 0x3f);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+
 static int reflect_module(reflect_state *st, const uint32_t *spirv, size_t words, hpl__reflection *out)
 {
     spvc_parsed_ir ir = NULL;
@@ -492,6 +513,10 @@ static int reflect_module(reflect_state *st, const uint32_t *spirv, size_t words
     if (strlen(ep->name) >= sizeof out->entry_point)
         return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "entry point name '%.40s...' is too long (max %zu characters)",
                          ep->name, sizeof out->entry_point - 1);
+    /* The name goes to the driver, which takes UTF-8 only. */
+    if (!utf8_valid(ep->name))
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                         "the entry point's name is not valid UTF-8 or has control characters");
     snprintf(out->entry_point, sizeof out->entry_point, "%s", ep->name);
     if (spvc_compiler_set_entry_point(st->comp, ep->name, SpvExecutionModelGLCompute) != SPVC_SUCCESS)
         return spvc_fail(st, "set entry point");
@@ -517,8 +542,8 @@ int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out)
 {
     if (!spirv || !out)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "reflect: no SPIR-V");
-    bool scalar_layout = false;
-    int vrc = hpl__spirv_validate(spirv, words, &scalar_layout);
+    hpl__spirv_facts facts;
+    int vrc = hpl__spirv_validate(spirv, words, &facts);
     if (vrc != HPL_OK)
         return vrc;
 
@@ -531,8 +556,10 @@ int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out)
     hpl__reflection *r = hpl__calloc(1, sizeof *r);
     int rc = r ? reflect_module(&st, spirv, words, r)
                : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "reflect: out of host memory");
-    if (rc == HPL_OK)
-        r->needs_scalar_layout = scalar_layout;
+    if (rc == HPL_OK) {
+        r->features = facts.features;
+        r->shared_bytes = facts.shared_bytes;
+    }
     spvc_context_destroy(st.ctx);
     if (rc == HPL_OK)
         *out = *r; /* out is untouched on failure */

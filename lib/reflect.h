@@ -40,7 +40,8 @@ typedef struct hpl__reflection {
     uint32_t local_size[3];              /* declared (spec-constant defaults), 1 if none */
     bool local_size_choosable;           /* local size is specialization constants 0,1,2 */
     bool needs_float64, needs_int64;     /* capabilities Float64 / Int64 */
-    bool needs_scalar_layout;            /* valid only with scalar block layout */
+    uint32_t features;                   /* HPL__FEATURE_* the module needs (validate.h) */
+    uint64_t shared_bytes;               /* its Workgroup variables (validate.h) */
     char entry_point[64];
 } hpl__reflection;
 

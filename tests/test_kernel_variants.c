@@ -551,6 +551,42 @@ static void far_arguments(hpl_context *ctx)
     }
 }
 
+/* Shared memory past the device's maxComputeSharedMemorySize is refused
+ * before the driver sees the kernel (the validation layer would report it;
+ * a driver might fail at dispatch), naming the sizes; within it, it runs. */
+static void shared_memory(hpl_context *ctx)
+{
+    hpl_device_info info;
+    CHECK_OK(hpl_device_get_info(ctx, 0, &info));
+    static const char *const sizes[] = {"64", "1000000"};
+    for (int i = 0; i < 2; i++) {
+        char src[768];
+        snprintf(src, sizeof src,
+                 "#include <hplvk.glsl>\n"
+                 "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; };\n"
+                 "layout(local_size_x = 64) in;\n"
+                 "shared float tile[%s];\n"
+                 "void main() { uint l = gl_LocalInvocationID.x; tile[l] = hpl_at(x, hpl_global_id.x); barrier();\n"
+                 "              hpl_at(y, hpl_global_id.x) = 2.0 * tile[l] + 1.0; }\n",
+                 sizes[i]);
+        hpl_kernel k;
+        if (!CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = src, .name = "shared.comp"}}, &k)))
+            continue;
+        if (i == 0) {
+            run_check(ctx, k, NULL, 0, 2.0f, 1.0f, "64 floats of shared memory");
+        } else {
+            hpl_array x = th_array(ctx, HPL_FLOAT32, N, 0, 0), y = th_array(ctx, HPL_FLOAT32, N, 0, 0);
+            CHECK_FAILS(hpl_eval(ctx, k, &(hpl_launch){.global = {N / 64 * 64}}, HPL_ARGS(hpl_arr(x), hpl_arr(y))),
+                        HPL_ERROR_TOO_LARGE, "4000000 bytes");
+            CHECK_MSG("shared");
+            CHECK_MSG(info.name);
+            CHECK_OK(hpl_array_destroy(ctx, x));
+            CHECK_OK(hpl_array_destroy(ctx, y));
+        }
+        CHECK_OK(hpl_kernel_destroy(ctx, k));
+    }
+}
+
 /* Raw SPIR-V with a fixed local size: reflected like a prelude kernel, runs,
  * keeps its size, and refuses another launch.local (hplvk.h chapter 5). */
 static void raw_spirv_fixed_size(hpl_context *ctx)
@@ -734,5 +770,6 @@ int main(void)
     reflection(ctx);
     raw_spirv_fixed_size(ctx);
     far_arguments(ctx);
+    shared_memory(ctx);
     return th_finish(ctx);
 }

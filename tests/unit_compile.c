@@ -6,6 +6,7 @@
 #include "cache.h"
 #include "compile.h"
 #include "reflect.h"
+#include "validate.h"
 
 #include <dirent.h>
 #include <ftw.h>
@@ -800,6 +801,160 @@ static void test_reflect_block_limits(void)
     hpl__free(spv);
 }
 
+/* Edits for test_own_rules: each finds its instruction and changes it. */
+typedef struct rule_edit {
+    const char *what;
+    uint32_t op, min_words, k, v; /* match: opcode, word count, word k == v (k > 0) */
+    uint32_t word, value;         /* then set word `word` to value */
+    const char *want;             /* in the message */
+    int nth;                      /* which match (0: the first) */
+} rule_edit;
+
+static bool apply_edit(uint32_t *spv, size_t words, const rule_edit *e)
+{
+    int seen = 0;
+    for (size_t i = 5; i < words;) {
+        uint32_t op = spv[i] & 0xffff, n = spv[i] >> 16;
+        if (n == 0 || i + n > words)
+            return false;
+        if (op == e->op && n >= e->min_words && (e->k == 0 || (e->k < n && spv[i + e->k] == e->v)) &&
+            seen++ == e->nth) {
+            spv[i + e->word] = e->value;
+            return true;
+        }
+        i += n;
+    }
+    return false;
+}
+
+/* hplvk's rules beyond SPIRV-Tools (validate.c), each broken by one edit of
+ * a valid module that SPIRV-Tools 2023.1 still accepts; found by the fuzz
+ * test (unit_spirv_fuzz) as modules that drivers or the validation layer
+ * refuse or crash on. */
+static void test_own_rules(void)
+{
+    const char *src = "#include <hplvk.glsl>\n"
+                      "hpl_args { hpl_inout(uint, 1) z; float s; };\n"
+                      "layout(local_size_x = 64) in;\n"
+                      "shared uint tile[64];\n"
+                      "void main() { tile[gl_LocalInvocationID.x] = 1u; barrier();\n"
+                      "              uint i = hpl_global_id.x;\n"
+                      "              hpl_at(z, i) = tile[0] + uint(s) + hpl_at(z, i + 1); }\n";
+    uint32_t *spv;
+    size_t words;
+    bool hit;
+    int rc = compile(src, NULL, &spv, &words, &hit);
+    CHECK(rc == HPL_OK, "compile: %s", hpl_last_error());
+    if (rc)
+        return;
+    hpl__spirv_facts facts;
+    rc = hpl__spirv_validate(spv, words, &facts);
+    CHECK(rc == HPL_OK && facts.shared_bytes == 256 && !(facts.features & HPL__FEATURE_SCALAR_LAYOUT),
+          "valid: %d %s, shared %llu, features %#x", rc, hpl_last_error(), (unsigned long long)facts.shared_bytes,
+          facts.features);
+    name_find push = {"hplvk_push_t", 0}, uint_ptr = {"gl_LocalInvocationID", 0}, args = {"hplvk_args_t", 0},
+              arr = {"hplvk_arr_rw_uint_1", 0};
+    each_instruction(spv, words, find_name, &push);
+    each_instruction(spv, words, find_name, &uint_ptr);
+    each_instruction(spv, words, find_name, &args);
+    each_instruction(spv, words, find_name, &arr);
+    /* The type of gl_LocalInvocationID: an Input pointer. */
+    uint32_t input_ptr = 0;
+    for (size_t i = 5; i < words && !input_ptr;) {
+        uint32_t op = spv[i] & 0xffff, n = spv[i] >> 16;
+        if (op == 59 /* OpVariable */ && spv[i + 2] == uint_ptr.id)
+            input_ptr = spv[i + 1];
+        i += n ? n : words;
+    }
+    CHECK(push.id && input_ptr, "no hplvk_push_t (%u) or input pointer (%u)", push.id, input_ptr);
+    const rule_edit edits[] = {
+        {"header word 4", 0, 0, 0, 0, 0, 0, "header word 4", 0},
+        {"capability Geometry", 17 /* OpCapability */, 2, 1, 1 /* Shader */, 1, 2, "Geometry", 0},
+        {"capability Int64Atomics", 17, 2, 1, 1, 1, 12, "Int64Atomics", 0},
+        {"Aligned 3", 61 /* OpLoad */, 6, 4, 2 /* Aligned */, 5, 3, "power of two", 0},
+        {"Aligned 0", 62 /* OpStore */, 5, 3, 2, 4, 0, "power of two", 0},
+        {"the argument block's Block on an array struct", 71 /* OpDecorate */, 3, 1, args.id, 1, arr.id, "not a Block",
+         0},
+        {"logical pointer in the push constants", 30 /* OpTypeStruct */, 6, 1, push.id, 5, input_ptr, "pointer", 0},
+    };
+    for (size_t e = 0; e < HPL__ARRAY_LEN(edits); e++) {
+        uint32_t *copy = malloc(words * 4);
+        memcpy(copy, spv, words * 4);
+        bool applied = e == 0 ? (copy[4] = 1, true) : apply_edit(copy, words, &edits[e]);
+        CHECK(applied, "%s: nothing to edit", edits[e].what);
+        if (!applied) {
+            free(copy);
+            continue;
+        }
+        rc = hpl__spirv_validate(copy, words, NULL);
+        CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), edits[e].want), "%s: %d %s",
+              edits[e].what, rc, hpl_last_error());
+        printf("observed own rule (%s): %s\n", edits[e].what, hpl_last_error());
+        hpl__reflection r;
+        CHECK(hpl__reflect(copy, words, &r) == HPL_ERROR_KERNEL_SIGNATURE, "%s: reflected", edits[e].what);
+        free(copy);
+    }
+    /* The entry point's name goes to the driver: UTF-8 without control
+     * characters ("main" -> "mai\x01"). */
+    uint32_t *copy = malloc(words * 4);
+    memcpy(copy, spv, words * 4);
+    bool renamed = false;
+    for (size_t i = 5; i < words && !renamed;) {
+        uint32_t op = copy[i] & 0xffff, n = copy[i] >> 16;
+        if (op == 15 /* OpEntryPoint */ && memcmp(copy + i + 3, "main", 5) == 0) {
+            ((unsigned char *)(copy + i + 3))[3] = 1;
+            renamed = true;
+        }
+        i += n ? n : words;
+    }
+    hpl__reflection r;
+    rc = hpl__reflect(copy, words, &r);
+    CHECK(renamed && rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "UTF-8"), "entry name: %d %s", rc,
+          hpl_last_error());
+    free(copy);
+    /* A signed WorkgroupSize (ivec3: valid SPIR-V; Mesa refuses it): the
+     * only int type of a kernel without the prelude made signed. */
+    hpl__free(spv);
+    rc = compile("#version 450\nlayout(local_size_x = 8, local_size_y = 4) in;\nvoid main() { }\n", NULL, &spv, &words,
+                 &hit);
+    CHECK(rc == HPL_OK, "plain kernel: %s", hpl_last_error());
+    if (rc == HPL_OK) {
+        rule_edit sign = {"signed WorkgroupSize", 21 /* OpTypeInt */, 4, 3, 0, 3, 1, "WorkgroupSize", 0};
+        CHECK(hpl__spirv_validate(spv, words, NULL) == HPL_OK, "plain kernel: %s", hpl_last_error());
+        CHECK(apply_edit(spv, words, &sign), "no OpTypeInt");
+        rc = hpl__spirv_validate(spv, words, NULL);
+        CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "WorkgroupSize"), "signed: %d %s", rc,
+              hpl_last_error());
+        printf("observed own rule (signed WorkgroupSize): %s\n", hpl_last_error());
+        hpl__free(spv);
+    }
+    /* Shared memory from an array length that is a spec constant: its default. */
+    rc = compile("#include <hplvk.glsl>\nlayout(constant_id = 7) const uint N = 1000;\nshared double big[N];\n"
+                 "void main() { big[0] = 1.0; }\n",
+                 NULL, &spv, &words, &hit);
+    CHECK(rc == HPL_OK, "spec-sized shared: %s", hpl_last_error());
+    if (rc == HPL_OK) {
+        rc = hpl__spirv_validate(spv, words, &facts);
+        CHECK(rc == HPL_OK && facts.shared_bytes == 8000 && (facts.features & HPL__FEATURE_FLOAT64),
+              "spec-sized shared: %d, %llu bytes, features %#x", rc, (unsigned long long)facts.shared_bytes,
+              facts.features);
+        hpl__free(spv);
+    }
+    /* Scalar block layout: a uniform block valid only with it (a float
+     * array of stride 4) validates, and says it needs the feature. */
+    rc = compile("#include <hplvk.glsl>\n#extension GL_EXT_scalar_block_layout : require\n"
+                 "layout(set = 0, binding = 0, scalar) uniform A { float s; float w[4]; };\n"
+                 "void main() { }\n",
+                 NULL, &spv, &words, &hit);
+    CHECK(rc == HPL_OK, "scalar layout: %s", hpl_last_error());
+    if (rc == HPL_OK) {
+        rc = hpl__spirv_validate(spv, words, &facts);
+        CHECK(rc == HPL_OK && (facts.features & HPL__FEATURE_SCALAR_LAYOUT), "scalar layout: %d %s, features %#x",
+              rc, hpl_last_error(), facts.features);
+        hpl__free(spv);
+    }
+}
+
 static void test_raw_spirv(void)
 {
     uint32_t *spv;
@@ -1444,6 +1599,7 @@ int main(void)
     test_reflect_all_types();
     test_reflect_misc();
     test_reflect_block_limits();
+    test_own_rules();
     test_raw_spirv();
     test_compile_errors();
     test_includes_and_defines();
