@@ -485,7 +485,10 @@ int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, cons
                                            : eval_single(ctx, k, launch, args, nargs);
     if (rc != HPL_OK) {
         char prefix[128];
-        snprintf(prefix, sizeof prefix, k ? "hpl_eval(%s)" : "hpl_eval", k ? k->name : "");
+        if (k)
+            snprintf(prefix, sizeof prefix, "hpl_eval(%s)", k->name);
+        else
+            snprintf(prefix, sizeof prefix, "hpl_eval"); /* the handle's own message says why */
         hpl__error_prefix(prefix);
     }
     HPL__UNLOCK(ctx);
