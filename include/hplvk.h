@@ -532,6 +532,26 @@ HPL_API int hpl_stats_reset(hpl_context *ctx);
  * and a GPU version, as in the Controllers paper). Every variant must declare
  * the same arguments; eval picks the first variant whose device_types
  * includes the device's type, the generic source otherwise.
+ *
+ * Kernels are untrusted input. Every module (SPIR-V words, a .spv file, a
+ * cache entry, shaderc's own output) is validated before anything else reads
+ * it: by SPIRV-Tools for Vulkan 1.2 (SPIR-V up to 1.5, relaxed block layout;
+ * scalar block layout where the device has it), then by rules drivers rely
+ * on: capabilities only those of compute kernels on the features hplvk
+ * enables (Shader, Matrix, Float16/64, Int8/16/64, 8-bit storage, physical
+ * storage buffer addresses, subgroup operations), alignments powers of two,
+ * Uniform and push constant variables blocks, no logical pointers inside
+ * structs or arrays, WorkgroupSize a uvec3, an entry point name in UTF-8. An
+ * invalid module is HPL_ERROR_KERNEL_SIGNATURE with SPIRV-Tools' message and
+ * the kernel's name. The argument block holds at most 16 KiB: an argument
+ * that ends past byte 16384 is HPL_ERROR_KERNEL_SIGNATURE naming it. What
+ * depends on the device is checked when a pipeline is made (at the first
+ * eval on the device): the features the capabilities need
+ * (HPL_ERROR_UNSUPPORTED), the argument block against maxUniformBufferRange
+ * and shared variables against maxComputeSharedMemorySize
+ * (HPL_ERROR_TOO_LARGE). Valid SPIR-V can still be more than a driver
+ * handles (Mesa refuses some valid control flow): eval then fails with
+ * HPL_ERROR_VULKAN naming the device.
  */
 
 /* A kernel handle: an opaque 64-bit id of its context (see hpl_array). */
@@ -560,7 +580,8 @@ typedef struct hpl_kernel_desc {
     /* NULL-terminated "NAME" or "NAME=VALUE" strings for the preprocessor. */
     const char *const *defines;
     /* NULL-terminated directories searched by #include "file". A kernel read
-     * from a file also searches that file's directory. */
+     * from a file searches that file's directory first (the working directory
+     * for a bare name such as "saxpy.comp"). */
     const char *const *include_dirs;
 } hpl_kernel_desc;
 
@@ -839,6 +860,10 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *                 devices 1 and 2 with separate memories), "cpu+zc,gpu0:2".
  * HPLVK_VALIDATION=1   enable the validation layer (see hpl_context_desc).
  * HPLVK_CACHE_DIR      cache directory; "off" disables the disk caches.
+ *                      An entry that is corrupt is ignored with a warning;
+ *                      one whose SPIR-V fails validation or reflection is
+ *                      deleted with a warning naming the file, and the kernel
+ *                      is compiled again (and the entry written again).
  * HPLVK_DEVICE_MEMORY_LIMIT   per-device limit of array storage, read when
  *                      hpl_context_desc.device_memory_limit is 0: digits,
  *                      then optionally K, M, G or T (powers of 1024, either

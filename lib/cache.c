@@ -302,6 +302,21 @@ out:
     return hit;
 }
 
+void hpl__cache_drop(hpl__cache *cache, const char *kind, hpl__hash key, const char *why)
+{
+    if (!cache || !cache->dir || !kind)
+        return;
+    char *path = entry_path(cache, kind, key, NULL);
+    if (!path)
+        return;
+    if (unlink(path) != 0 && errno != ENOENT)
+        hpl__log(&cache->logger, HPL_LOG_WARNING, "bad cache entry %s: %s; cannot delete it: %s", path, why,
+                 strerror(errno));
+    else
+        hpl__log(&cache->logger, HPL_LOG_WARNING, "deleted bad cache entry %s: %s", path, why);
+    hpl__free(path);
+}
+
 void hpl__cache_store(hpl__cache *cache, const char *kind, hpl__hash key, const void *data, size_t size)
 {
     if (!cache || !cache->dir || !kind || (!data && size))

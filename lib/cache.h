@@ -35,6 +35,9 @@ void hpl__cache_destroy(hpl__cache *cache);
  * and a hpl__malloc'd copy of the data (verified against a checksum stored
  * with it); on a miss or a corrupt entry returns false. */
 bool hpl__cache_load(hpl__cache *cache, const char *kind, hpl__hash key, void **data, size_t *size);
+/* Deletes an entry whose payload loaded fine but that the caller rejects,
+ * with a warning naming the file and `why`. */
+void hpl__cache_drop(hpl__cache *cache, const char *kind, hpl__hash key, const char *why);
 /* Stores atomically (temp file + rename). Failures only warn. */
 void hpl__cache_store(hpl__cache *cache, const char *kind, hpl__hash key, const void *data, size_t size);
 

@@ -20,6 +20,7 @@
 #include "compile.h"
 
 #include "embedded.h"
+#include "validate.h"
 
 #include <shaderc/shaderc.h>
 
@@ -493,21 +494,37 @@ static void hash_inputs(hpl__hasher *h, const hpl__compile_input *in, bool force
     hpl__hasher_add_str(h, in->glsl);
 }
 
-/* Loads the SPIR-V entry; false on a miss (or an entry that is not SPIR-V). */
-static bool load_spirv(hpl__cache *cache, hpl__hash key, const char *name, uint32_t **spirv, size_t *words)
+static int check_spirv(const hpl__compile_input *in, const uint32_t *spirv, size_t words)
+{
+    return in->check ? in->check(in->check_user, spirv, words) : hpl__spirv_validate(spirv, words, NULL);
+}
+
+/* Loads the SPIR-V entry and checks it like compiled SPIR-V; false on a
+ * miss. An entry with a sound header and checksum but a payload that fails
+ * (a bug, a disk error, a tampered file) would fail every run: it is deleted
+ * with a warning naming the file, and the caller compiles again. */
+static bool load_spirv(hpl__cache *cache, hpl__hash key, const hpl__compile_input *in, const char *name,
+                       uint32_t **spirv, size_t *words)
 {
     void *data = NULL;
     size_t size = 0;
     if (!hpl__cache_load(cache, SPV_CACHE_KIND, key, &data, &size))
         return false;
+    char why[1024];
     if (!is_spirv(data, size)) {
-        hpl__log(&cache->logger, HPL_LOG_WARNING, "ignoring cached SPIR-V of %s: not SPIR-V", name);
-        hpl__free(data);
-        return false;
+        snprintf(why, sizeof why, "the cached SPIR-V of '%s' is not SPIR-V (%zu bytes); compiling '%s' again", name,
+                 size, name);
+    } else if (check_spirv(in, data, size / 4) != HPL_OK) {
+        snprintf(why, sizeof why, "the cached SPIR-V of '%s' fails its checks (%s); compiling '%s' again", name,
+                 hpl_last_error(), name);
+    } else {
+        *spirv = data;
+        *words = size / 4;
+        return true;
     }
-    *spirv = data;
-    *words = size / 4;
-    return true;
+    hpl__cache_drop(cache, SPV_CACHE_KIND, key, why);
+    hpl__free(data);
+    return false;
 }
 
 /* Checks a direct-mode entry: every probe must still hold. On success
@@ -619,12 +636,12 @@ int hpl__compile_glsl(const hpl__compile_input *in, hpl__cache *cache, uint32_t 
         hpl__hasher_add_str(&h, in->source_dir);
         direct_key = hpl__hasher_done(&h);
         if (check_direct(cache, direct_key, &key)) {
-            if (load_spirv(cache, key, name, spirv, words)) {
+            if (load_spirv(cache, key, in, name, spirv, words)) {
                 if (from_cache)
                     *from_cache = true;
                 return HPL_OK;
             }
-            spv_tried = true; /* missing or corrupt: do not load (and warn) twice */
+            spv_tried = true; /* missing or dropped: do not load (and warn) twice */
         }
     }
 
@@ -662,7 +679,7 @@ int hpl__compile_glsl(const hpl__compile_input *in, hpl__cache *cache, uint32_t 
         shaderc_result_release(res);
         res = NULL;
         bool known_miss = spv_tried && tried.lo == key.lo && tried.hi == key.hi;
-        if (!known_miss && load_spirv(cache, key, name, spirv, words)) {
+        if (!known_miss && load_spirv(cache, key, in, name, spirv, words)) {
             store_direct(cache, direct_key, key, &ictx);
             if (from_cache)
                 *from_cache = true;
@@ -689,6 +706,13 @@ int hpl__compile_glsl(const hpl__compile_input *in, hpl__cache *cache, uint32_t 
             goto out;
         }
         memcpy(copy, bytes, size);
+        /* shaderc's output is checked too (it guards against compiler bugs);
+         * what fails is never stored. */
+        rc = check_spirv(in, copy, size / 4);
+        if (rc != HPL_OK) {
+            hpl__free(copy);
+            goto out;
+        }
         if (use_cache) {
             hpl__cache_store(cache, SPV_CACHE_KIND, key, copy, size);
             store_direct(cache, direct_key, key, &ictx);

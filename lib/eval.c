@@ -25,6 +25,12 @@ static const char *access_name(hpl_access a)
     return a == HPL_READ ? "hpl_in" : a == HPL_WRITE ? "hpl_out" : "hpl_inout";
 }
 
+static const char *scalar_maker(hpl_type t)
+{
+    static const char *const makers[] = {"f32", "f32", "f64", "i32", "u32", "i64", "u64"};
+    return (unsigned)t < HPL__ARRAY_LEN(makers) ? makers[t] : "f32";
+}
+
 static const char *article(hpl_type t)
 {
     return hpl_type_name(t)[0] == 'i' ? "an" : "a"; /* an int, an int64_t, an invalid */
@@ -46,6 +52,10 @@ int hpl__args_check(hpl_context *ctx, const hpl__reflection *r, const hpl_arg *a
                              want->name, want->kind == HPL_ARG_ARRAY ? "an array" : "a scalar",
                              got->kind == HPL_ARG_ARRAY ? "an array" : "a scalar");
         if (got->kind == HPL_ARG_SCALAR) {
+            if (hpl_type_size(got->type) == 0)
+                return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH,
+                                 "argument %d (%s) has type %d, which is not an hpl_type: build it with hpl_%s() etc.",
+                                 i, want->name, (int)got->type, scalar_maker(want->type));
             if (got->type != want->type)
                 return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH, "argument %d (%s): the kernel expects %s %s scalar but %s %s was given",
                                  i, want->name, article(want->type), hpl_type_name(want->type), article(got->type),
@@ -74,11 +84,21 @@ int hpl__args_check(hpl_context *ctx, const hpl__reflection *r, const hpl_arg *a
     return HPL_OK;
 }
 
-static void put_u32s(uint8_t *dst, const uint64_t *v, int n)
+/* Writes n bytes at byte off of an argument block of size bytes. Reflection
+ * puts every field inside the block, subkernel_submit checks it again and
+ * hpl__args_alloc refuses blocks over HPL__ARG_RANGE: a write that would
+ * still land outside is dropped, never made. */
+static void put(uint8_t *block, uint32_t size, uint64_t off, const void *src, size_t n)
+{
+    if (off <= size && n <= size - off)
+        memcpy(block + off, src, n);
+}
+
+static void put_u32s(uint8_t *block, uint32_t size, uint64_t off, const uint64_t *v, int n)
 {
     for (int i = 0; i < n; i++) {
         uint32_t x = (uint32_t)v[i];
-        memcpy(dst + 4 * i, &x, 4);
+        put(block, size, off + 4u * (uint64_t)i, &x, 4);
     }
 }
 
@@ -107,7 +127,7 @@ static void kernel_strides(const hpl__arg_view *v, int device, uint64_t stride[3
 
 /* The argument's fields relative to its element 0 (first): part and owned
  * boxes, half-open. */
-static void put_box(uint8_t *block, const hpl__array_layout *l, int lo_field, const hpl__box *box,
+static void put_box(uint8_t *block, uint32_t size, const hpl__array_layout *l, int lo_field, const hpl__box *box,
                     const uint64_t first[3], int n)
 {
     uint64_t lo[3], hi[3];
@@ -115,8 +135,8 @@ static void put_box(uint8_t *block, const hpl__array_layout *l, int lo_field, co
         lo[d] = box->lo[d] - first[d];
         hi[d] = box->hi[d] - first[d];
     }
-    put_u32s(block + l->field[lo_field], lo, n);
-    put_u32s(block + l->field[lo_field + 1], hi, n);
+    put_u32s(block, size, l->field[lo_field], lo, n);
+    put_u32s(block, size, l->field[lo_field + 1], hi, n);
 }
 
 /* Fills the argument block. An array's pointer is the address of the
@@ -126,11 +146,12 @@ static void put_box(uint8_t *block, const hpl__array_layout *l, int lo_field, co
 static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection *r, const hpl_arg *args,
                        const hpl__arg_view *views)
 {
-    memset(block, 0, r->args_size);
+    const uint32_t size = r->args_size;
+    memset(block, 0, size);
     for (int i = 0; i < r->arg_count; i++) {
         const hpl_arg_info *info = &r->args[i];
         if (info->kind == HPL_ARG_SCALAR) {
-            memcpy(block + info->offset, &args[i].value, hpl_type_size(info->type));
+            put(block, size, info->offset, &args[i].value, HPL__MIN(hpl_type_size(info->type), sizeof args[i].value));
             continue;
         }
         const hpl__arg_view *v = &views[i];
@@ -141,17 +162,17 @@ static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection 
         hpl__kernel_dims(v, dims);
         kernel_strides(v, op->device->index, stride);
         int n = v->words ? 3 : v->ndims;
-        memcpy(block + l->field[HPL__FIELD_POINTER], &address, 8);
-        put_u32s(block + l->field[HPL__FIELD_DIMS], dims, n);
-        put_u32s(block + l->field[HPL__FIELD_STRIDE], stride, n);
-        put_u32s(block + l->field[HPL__FIELD_ORIGIN], whole->lo, n);
+        put(block, size, l->field[HPL__FIELD_POINTER], &address, 8);
+        put_u32s(block, size, l->field[HPL__FIELD_DIMS], dims, n);
+        put_u32s(block, size, l->field[HPL__FIELD_STRIDE], stride, n);
+        put_u32s(block, size, l->field[HPL__FIELD_ORIGIN], whole->lo, n);
         if (v->words) { /* the library's word views: all of it present and owned */
             hpl__box all = {.lo = {0, 0, 0}, .hi = {dims[0], dims[1], dims[2]}};
-            put_box(block, l, HPL__FIELD_PART_LO, &all, all.lo, n);
-            put_box(block, l, HPL__FIELD_OWNED_LO, &all, all.lo, n);
+            put_box(block, size, l, HPL__FIELD_PART_LO, &all, all.lo, n);
+            put_box(block, size, l, HPL__FIELD_OWNED_LO, &all, all.lo, n);
         } else {
-            put_box(block, l, HPL__FIELD_PART_LO, &v->at.box, whole->lo, n);
-            put_box(block, l, HPL__FIELD_OWNED_LO, &v->at.owned, whole->lo, n);
+            put_box(block, size, l, HPL__FIELD_PART_LO, &v->at.box, whole->lo, n);
+            put_box(block, size, l, HPL__FIELD_OWNED_LO, &v->at.owned, whole->lo, n);
         }
     }
 }
@@ -332,7 +353,10 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
     hpl__arg_chunk *chunk = NULL;
     uint32_t offset = 0;
     hpl__cmd *cmd = NULL;
-    int rc = r->args_size ? hpl__args_alloc(d, r->args_size, &chunk, &offset) : HPL_OK;
+    /* Every argument inside the block write_args fills (reflection's promise). */
+    int rc = hpl__args_fit(r, r->args_size, HPL_ERROR_INTERNAL, "the block size reflection found");
+    if (rc == HPL_OK && r->args_size)
+        rc = hpl__args_alloc(d, r->args_size, &chunk, &offset);
     if (rc == HPL_OK)
         rc = hpl__op_record(&s->op, &cmd);
     if (rc != HPL_OK)
@@ -489,7 +513,10 @@ int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, cons
                                            : eval_single(ctx, k, launch, args, nargs);
     if (rc != HPL_OK) {
         char prefix[128];
-        snprintf(prefix, sizeof prefix, "hpl_eval(%s)", k ? k->name : "?");
+        if (k)
+            snprintf(prefix, sizeof prefix, "hpl_eval(%s)", k->name);
+        else
+            snprintf(prefix, sizeof prefix, "hpl_eval"); /* the handle's own message says why */
         hpl__error_prefix(prefix);
     }
     HPL__UNLOCK(ctx);

@@ -30,7 +30,7 @@ typedef struct hpl__arg_chunk {
 } hpl__arg_chunk;
 
 #define HPL__ARG_CHUNK_SIZE (64u * 1024u)
-#define HPL__ARG_RANGE 4096u /* descriptor range: the largest argument block */
+/* HPL__ARG_RANGE (reflect.h): the descriptor range, the largest argument block. */
 #define HPL__PUSH_SIZE 64u
 
 typedef struct hpl__device {

@@ -2,6 +2,7 @@
  * per device type, and pipelines per (variant, device, local size). */
 #include "compile.h"
 #include "internal.h"
+#include "validate.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -65,10 +66,16 @@ static int read_file(const char *path, char **data, size_t *size)
     return HPL_OK;
 }
 
+/* The caller names the source (build_variant prefixes its name). */
 static int copy_spirv(const uint32_t *words, size_t n, uint32_t **out)
 {
-    if (n < 5 || words[0] != 0x07230203u)
-        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: %s", n < 5 ? "fewer than 5 words" : "bad magic number");
+    if (!words || n < 5)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: %zu words, a module has at least 5", words ? n : 0);
+    if (n > SIZE_MAX / sizeof *words)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "spirv_words %zu is not a number of words in memory", n);
+    if (words[0] != 0x07230203u)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: its magic number (first word) is 0x%08x, not 0x07230203",
+                         words[0]);
     *out = hpl__malloc(n * sizeof *words);
     if (!*out)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -76,32 +83,46 @@ static int copy_spirv(const uint32_t *words, size_t n, uint32_t **out)
     return HPL_OK;
 }
 
-/* Any form of source to SPIR-V words. */
-static int source_to_spirv(hpl_context *ctx, const hpl_kernel_desc *desc, const hpl_kernel_source *src,
-                           uint32_t **spirv, size_t *words)
+static int reflect_check(void *user, const uint32_t *spirv, size_t words)
 {
+    return hpl__reflect(spirv, words, user);
+}
+
+/* Any form of source to SPIR-V words, validated and reflected into *r
+ * (GLSL: by the compiler's check, so that a cache entry that fails is
+ * dropped and compiled again). */
+static int source_to_spirv(hpl_context *ctx, const hpl_kernel_desc *desc, const hpl_kernel_source *src,
+                           uint32_t **spirv, size_t *words, hpl__reflection *r)
+{
+    int rc = HPL_OK;
     if (src->spirv) {
         *words = src->spirv_words;
-        return copy_spirv(src->spirv, src->spirv_words, spirv);
+        rc = copy_spirv(src->spirv, src->spirv_words, spirv);
+        return rc == HPL_OK ? hpl__reflect(*spirv, *words, r) : rc;
     }
     char *text = NULL;
     size_t size = 0;
     char dir[4096] = "";
-    int rc = HPL_OK;
     if (src->path) {
         rc = read_file(src->path, &text, &size);
         if (rc == HPL_OK && ends_with(src->path, ".spv")) {
             if (size % 4)
-                rc = hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "'%s' is not SPIR-V: its size is not a multiple of 4",
-                               src->path);
+                rc = hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V: its size (%zu bytes) is not a multiple of 4",
+                               size);
             else
                 rc = copy_spirv((const uint32_t *)text, size / 4, spirv);
             *words = size / 4;
             hpl__free(text);
-            return rc;
+            return rc == HPL_OK ? hpl__reflect(*spirv, *words, r) : rc;
         }
+        /* The file's directory: "." for a bare name ("saxpy.comp"), "/" for
+         * a file at the root. */
         const char *slash = strrchr(src->path, '/');
-        if (slash)
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == src->path)
+            snprintf(dir, sizeof dir, "/");
+        else
             snprintf(dir, sizeof dir, "%.*s", (int)(slash - src->path), src->path);
     } else if (!src->glsl) {
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "the kernel source has none of glsl, path, spirv");
@@ -112,7 +133,9 @@ static int source_to_spirv(hpl_context *ctx, const hpl_kernel_desc *desc, const 
                              .name = src->name ? src->name : src->path ? src->path : "kernel",
                              .defines = desc->defines,
                              .include_dirs = desc->include_dirs,
-                             .source_dir = dir[0] ? dir : NULL};
+                             .source_dir = dir[0] ? dir : NULL,
+                             .check = reflect_check,
+                             .check_user = r};
     rc = hpl__compile_glsl(&in, &ctx->cache, spirv, words, NULL);
     hpl__free(text);
     return rc;
@@ -130,14 +153,20 @@ static bool same_signature(const hpl__reflection *a, const hpl__reflection *b)
     return true;
 }
 
+static const char *source_name(const hpl_kernel_source *s)
+{
+    return s->name ? s->name : s->path ? s->path : "kernel";
+}
+
 static int build_variant(hpl_context *ctx, const hpl_kernel_desc *desc, const hpl_kernel_source *src,
                          uint32_t device_types, hpl__variant *v)
 {
     memset(v, 0, sizeof *v);
     v->device_types = device_types;
-    int rc = source_to_spirv(ctx, desc, src, &v->spirv, &v->words);
-    if (rc == HPL_OK)
-        rc = hpl__reflect(v->spirv, v->words, &v->reflection);
+    int rc = source_to_spirv(ctx, desc, src, &v->spirv, &v->words, &v->reflection);
+    /* Compile errors read "name:line: ...", I/O errors name the file. */
+    if (rc != HPL_OK && rc != HPL_ERROR_COMPILE && rc != HPL_ERROR_IO)
+        hpl__error_prefix(source_name(src));
     return rc;
 }
 
@@ -175,11 +204,6 @@ static int build_kernel(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kern
                            i);
     }
     return rc;
-}
-
-static const char *source_name(const hpl_kernel_source *s)
-{
-    return s->name ? s->name : s->path ? s->path : "kernel";
 }
 
 int hpl__kernel_create_locked(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kernel **out)
@@ -331,6 +355,69 @@ static int module_for(hpl__variant *v, hpl__device *d, VkShaderModule *out)
     return HPL_OK;
 }
 
+/* The HPL__FEATURE_* device d has. device.c enables each of these features
+ * wherever the device supports it; subgroup operations need no enabling. */
+static uint32_t device_features(const hpl__device *d)
+{
+    VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v12};
+    vkGetPhysicalDeviceFeatures2(d->physical, &f);
+    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
+    vkGetPhysicalDeviceProperties2(d->physical, &p);
+    uint32_t have = 0;
+    have |= f.features.shaderFloat64 ? HPL__FEATURE_FLOAT64 : 0;
+    have |= f.features.shaderInt64 ? HPL__FEATURE_INT64 : 0;
+    have |= f.features.shaderInt16 ? HPL__FEATURE_INT16 : 0;
+    have |= v12.shaderInt8 ? HPL__FEATURE_INT8 : 0;
+    have |= v12.shaderFloat16 ? HPL__FEATURE_FLOAT16 : 0;
+    have |= v12.storageBuffer8BitAccess ? HPL__FEATURE_STORAGE8 : 0;
+    have |= v12.uniformAndStorageBuffer8BitAccess ? HPL__FEATURE_UNIFORM_STORAGE8 : 0;
+    have |= v12.scalarBlockLayout ? HPL__FEATURE_SCALAR_LAYOUT : 0;
+    if (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
+        static const struct {
+            VkSubgroupFeatureFlags vk;
+            uint32_t feature;
+        } ops[] = {
+            {VK_SUBGROUP_FEATURE_BASIC_BIT, HPL__FEATURE_SUBGROUP_BASIC},
+            {VK_SUBGROUP_FEATURE_VOTE_BIT, HPL__FEATURE_SUBGROUP_VOTE},
+            {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, HPL__FEATURE_SUBGROUP_ARITHMETIC},
+            {VK_SUBGROUP_FEATURE_BALLOT_BIT, HPL__FEATURE_SUBGROUP_BALLOT},
+            {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, HPL__FEATURE_SUBGROUP_SHUFFLE},
+            {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, HPL__FEATURE_SUBGROUP_SHUFFLE_RELATIVE},
+            {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, HPL__FEATURE_SUBGROUP_CLUSTERED},
+            {VK_SUBGROUP_FEATURE_QUAD_BIT, HPL__FEATURE_SUBGROUP_QUAD},
+        };
+        for (size_t i = 0; i < HPL__ARRAY_LEN(ops); i++)
+            have |= sg.supportedOperations & ops[i].vk ? ops[i].feature : 0;
+    }
+    return have;
+}
+
+/* What device d must carry, checked before the driver sees the module: the
+ * argument block within its uniform buffer range, the features the module's
+ * capabilities need, its shared memory. */
+static int check_device_can_run(const hpl__variant *v, const hpl__device *d)
+{
+    const hpl__reflection *r = &v->reflection;
+    char what[sizeof d->info.name + 64];
+    snprintf(what, sizeof what, "device %s's maxUniformBufferRange", d->info.name);
+    int rc = hpl__args_fit(r, HPL__MIN(HPL__ARG_RANGE, d->props.limits.maxUniformBufferRange), HPL_ERROR_TOO_LARGE,
+                           what);
+    if (rc != HPL_OK)
+        return rc;
+    uint32_t missing = r->features & ~device_features(d);
+    for (unsigned bit = 0; missing && bit < HPL__FEATURE_COUNT; bit++)
+        if (missing & (1u << bit))
+            return hpl__fail(HPL_ERROR_UNSUPPORTED, "the kernel needs %s, which device %s lacks",
+                             hpl__feature_name(bit), d->info.name);
+    if (r->shared_bytes > d->props.limits.maxComputeSharedMemorySize)
+        return hpl__fail(HPL_ERROR_TOO_LARGE,
+                         "the kernel's shared (workgroup) variables take %llu bytes; device %s allows %u",
+                         (unsigned long long)r->shared_bytes, d->info.name, d->props.limits.maxComputeSharedMemorySize);
+    return HPL_OK;
+}
+
 int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], VkPipeline *out)
 {
     (void)ctx;
@@ -341,8 +428,11 @@ int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const u
             return HPL_OK;
         }
     }
+    int rc = check_device_can_run(v, d);
+    if (rc != HPL_OK)
+        return rc;
     VkShaderModule module = VK_NULL_HANDLE;
-    int rc = module_for(v, d, &module);
+    rc = module_for(v, d, &module);
     if (rc != HPL_OK)
         return rc;
     hpl__pipeline *list = hpl__realloc(v->pipelines, (v->pipeline_count + 1) * sizeof *list);
@@ -361,8 +451,14 @@ int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const u
         .layout = d->pipeline_layout};
     hpl__pipeline *p = &v->pipelines[v->pipeline_count];
     VkResult r = vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &ci, NULL, &p->pipeline);
-    if (r != VK_SUCCESS)
-        return hpl__vk_error(r, "vkCreateComputePipelines");
+    if (r != VK_SUCCESS) {
+        /* Valid SPIR-V can still be more than a driver handles (Mesa refuses
+         * some valid control flow). */
+        char what[sizeof d->info.name + 96];
+        snprintf(what, sizeof what, "device %s could not compile the kernel: vkCreateComputePipelines",
+                 d->info.name);
+        return hpl__vk_error(r, what);
+    }
     p->device = d->index;
     memcpy(p->local, local, sizeof p->local);
     v->pipeline_count++;

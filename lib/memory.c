@@ -71,7 +71,11 @@ static int chunk_create(hpl__device *d, hpl__arg_chunk *c)
         vkFreeMemory(d->device, c->memory, NULL);
         return hpl__vk_error(r, "argument ring");
     }
-    VkDescriptorBufferInfo info = {.buffer = c->buffer, .offset = 0, .range = HPL__ARG_RANGE};
+    /* Vulkan guarantees maxUniformBufferRange >= 16384 = HPL__ARG_RANGE;
+     * pipelines check each kernel's block against the range (kernel.c). */
+    VkDescriptorBufferInfo info = {.buffer = c->buffer,
+                                   .offset = 0,
+                                   .range = HPL__MIN(HPL__ARG_RANGE, d->props.limits.maxUniformBufferRange)};
     VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                               .dstSet = c->set,
                               .descriptorCount = 1,
@@ -106,6 +110,10 @@ static int chunk_next(hpl__device *d)
 
 int hpl__args_alloc(hpl__device *d, uint32_t size, hpl__arg_chunk **chunk, uint32_t *offset)
 {
+    /* Reflection never makes a bigger block; a chunk could not hold one. */
+    if (size > HPL__ARG_RANGE)
+        return hpl__fail(HPL_ERROR_INTERNAL, "an argument block of %u bytes exceeds the %u-byte limit", size,
+                         HPL__ARG_RANGE);
     VkDeviceSize align = d->props.limits.minUniformBufferOffsetAlignment;
     if (align < 16)
         align = 16;

@@ -7,6 +7,7 @@
  * where p is a PhysicalStorageBuffer pointer to a block { T v[]; } whose
  * member is decorated NonWritable (read), NonReadable (write) or neither. */
 #include "reflect.h"
+#include "validate.h"
 
 #include <spirv_cross/spirv_cross_c.h>
 
@@ -219,12 +220,21 @@ static int reflect_array(reflect_state *st, spvc_type mt, uint32_t base, hpl_arg
         ndims = n;
     }
 
+    /* Every field inside the argument block (valid SPIR-V may place members
+     * anywhere up to 4 GiB: the sums are 64-bit). */
     for (unsigned f = 0; f < HPL__ARRAY_FIELDS; f++) {
         uint32_t off = 0;
         rc = member_offset(st, mt, f, &off);
         if (rc)
             return rc;
-        layout->field[f] = base + off;
+        uint64_t at = (uint64_t)base + off, end = at + (f == HPL__FIELD_POINTER ? 8u : 4u * ndims);
+        if (end > HPL__ARG_RANGE) {
+            snprintf(why, why_size,
+                     "its field %s lies at bytes %llu..%llu of the argument block, past hplvk's limit of %u bytes",
+                     field[f], (unsigned long long)at, (unsigned long long)end - 1, HPL__ARG_RANGE);
+            return HPL_ERROR_KERNEL_SIGNATURE;
+        }
+        layout->field[f] = (uint32_t)at;
     }
     if (layout->field[HPL__FIELD_POINTER] % 8 != 0) {
         snprintf(why, why_size, "its buffer reference is at offset %u, not a multiple of 8",
@@ -277,6 +287,11 @@ static int reflect_args(reflect_state *st, const spvc_reflected_resource *block,
                 return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
                                  "argument %u '%s' (%s) is at offset %u, not aligned to its size", i, arg->name,
                                  type_name(stype), base);
+            if ((uint64_t)base + type_size(stype) > HPL__ARG_RANGE)
+                return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                                 "argument %u '%s' (%s) is at offset %u of the argument block; hplvk's limit is %u "
+                                 "bytes (an argument must end by byte %u)",
+                                 i, arg->name, type_name(stype), base, HPL__ARG_RANGE, HPL__ARG_RANGE);
             arg->kind = HPL_ARG_SCALAR;
             arg->type = stype;
             arg->ndims = 0;
@@ -303,7 +318,40 @@ static int reflect_args(reflect_state *st, const spvc_reflected_resource *block,
     if (count > 0 && spvc_compiler_get_declared_struct_size(comp, bt, &size) != SPVC_SUCCESS)
         return spvc_fail(st, "argument block size");
     out->arg_count = (int)count;
+    /* SPIRV-Cross sizes a block by its last member; members need not be in
+     * offset order, so take the furthest end too. */
+    for (unsigned i = 0; i < count; i++)
+        size = HPL__MAX(size, (size_t)hpl__arg_end(out, (int)i)); /* each <= HPL__ARG_RANGE */
+    if (size > HPL__ARG_RANGE)
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                         "the argument block '%s' is %zu bytes; hplvk's limit is %u bytes",
+                         block->name ? block->name : "", size, HPL__ARG_RANGE);
     out->args_size = (uint32_t)size;
+    return HPL_OK;
+}
+
+uint64_t hpl__arg_end(const hpl__reflection *r, int i)
+{
+    const hpl_arg_info *a = &r->args[i];
+    if (a->kind == HPL_ARG_SCALAR)
+        return (uint64_t)a->offset + type_size(a->type);
+    uint64_t end = 0, width = 4u * (uint64_t)(a->ndims > 0 && a->ndims <= 3 ? a->ndims : 3);
+    for (unsigned f = 0; f < HPL__ARRAY_FIELDS; f++)
+        end = HPL__MAX(end, (uint64_t)r->layout[i].field[f] + (f == HPL__FIELD_POINTER ? 8u : width));
+    return end;
+}
+
+int hpl__args_fit(const hpl__reflection *r, uint32_t limit, int code, const char *limit_what)
+{
+    for (int i = 0; i < r->arg_count; i++) {
+        uint64_t end = hpl__arg_end(r, i);
+        if (end > limit)
+            return hpl__fail(code, "argument %d '%s' ends at byte %llu of the argument block, past %s (%u bytes)", i,
+                             r->args[i].name, (unsigned long long)end, limit_what, limit);
+    }
+    if (r->args_size > limit)
+        return hpl__fail(code, "the argument block is %u bytes, more than %s (%u bytes)", r->args_size, limit_what,
+                         limit);
     return HPL_OK;
 }
 
@@ -421,6 +469,27 @@ static int reflect_local_size(reflect_state *st, hpl__reflection *out)
     return HPL_OK;
 }
 
+/* UTF-8 without control characters (what the validation layer accepts). */
+static bool utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2 : (*p & 0xf8) == 0xf0 ? 3 : 4;
+        if (n == 4 || (n == 1 && *p < 0xc2) || (n == 3 && *p > 0xf4) || *p < 0x20 || *p == 0x7f)
+            return false;
+        uint32_t cp = n == 0 ? *p : *p & (0x3f >> n);
+        for (unsigned k = 1; k <= n; k++) {
+            if ((p[k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[k] & 0x3f);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+
 static int reflect_module(reflect_state *st, const uint32_t *spirv, size_t words, hpl__reflection *out)
 {
     spvc_parsed_ir ir = NULL;
@@ -444,6 +513,10 @@ static int reflect_module(reflect_state *st, const uint32_t *spirv, size_t words
     if (strlen(ep->name) >= sizeof out->entry_point)
         return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "entry point name '%.40s...' is too long (max %zu characters)",
                          ep->name, sizeof out->entry_point - 1);
+    /* The name goes to the driver, which takes UTF-8 only. */
+    if (!utf8_valid(ep->name))
+        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
+                         "the entry point's name is not valid UTF-8 or has control characters");
     snprintf(out->entry_point, sizeof out->entry_point, "%s", ep->name);
     if (spvc_compiler_set_entry_point(st->comp, ep->name, SpvExecutionModelGLCompute) != SPVC_SUCCESS)
         return spvc_fail(st, "set entry point");
@@ -469,9 +542,10 @@ int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out)
 {
     if (!spirv || !out)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "reflect: no SPIR-V");
-    if (words < 5 || spirv[0] != 0x07230203u)
-        return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE, "not SPIR-V (%zu words, magic 0x%08x)", words,
-                         words ? spirv[0] : 0u);
+    hpl__spirv_facts facts;
+    int vrc = hpl__spirv_validate(spirv, words, &facts);
+    if (vrc != HPL_OK)
+        return vrc;
 
     reflect_state st;
     memset(&st, 0, sizeof st);
@@ -482,6 +556,10 @@ int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out)
     hpl__reflection *r = hpl__calloc(1, sizeof *r);
     int rc = r ? reflect_module(&st, spirv, words, r)
                : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "reflect: out of host memory");
+    if (rc == HPL_OK) {
+        r->features = facts.features;
+        r->shared_bytes = facts.shared_bytes;
+    }
     spvc_context_destroy(st.ctx);
     if (rc == HPL_OK)
         *out = *r; /* out is untouched on failure */

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@ static atomic_int warnings_all;  /* WARNING-level, ever */
 static atomic_int errors;        /* ERROR-level (validation) */
 static atomic_int checks;
 static atomic_int demoted;       /* validation messages the library logged below WARNING */
+static pthread_mutex_t last_warning_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_warning[2048];  /* text of the last WARNING-level message */
 
 static const char *level_name(hpl_log_level level)
 {
@@ -81,6 +84,9 @@ static void log_cb(void *user, hpl_log_level level, const char *message)
     if (level == HPL_LOG_WARNING) {
         atomic_fetch_add(&warnings, 1);
         atomic_fetch_add(&warnings_all, 1);
+        pthread_mutex_lock(&last_warning_lock);
+        snprintf(last_warning, sizeof last_warning, "%s", message ? message : "");
+        pthread_mutex_unlock(&last_warning_lock);
     } else {
         atomic_fetch_add(&errors, 1);
         pthread_mutex_lock(&last_error_lock);
@@ -211,6 +217,13 @@ int th_finish(hpl_context *ctx)
 int th_take_warnings(void)
 {
     return atomic_exchange(&warnings, 0);
+}
+
+void th_last_warning(char *buf, size_t size)
+{
+    pthread_mutex_lock(&last_warning_lock);
+    snprintf(buf, size, "%s", last_warning);
+    pthread_mutex_unlock(&last_warning_lock);
 }
 
 int th_error_messages(void)

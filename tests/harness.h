@@ -87,6 +87,8 @@ int th_finish(hpl_context *ctx);
 /* WARNING-level messages seen since the last call; they are removed from
  * what th_finish() counts (expected warnings). */
 int th_take_warnings(void);
+/* The text of the last WARNING-level message ("" if none yet). */
+void th_last_warning(char *buf, size_t size);
 /* ERROR-level messages (validation) seen so far; never taken. */
 int th_error_messages(void);
 /* Returns and forgets the number of ERROR-level messages logged so far (a

@@ -1,8 +1,9 @@
 /* The on-disk caches (hplvk.h chapter 8): compiled SPIR-V under <dir>/spv
  * and pipeline caches saved when a context is destroyed; a second context
  * compiles nothing new; corrupt entries and an unwritable directory are
- * ignored with a warning; HPLVK_CACHE_DIR, XDG_CACHE_HOME, "off" and
- * no_disk_cache. Timing is never measured: only files are compared. */
+ * ignored with a warning; an entry whose payload fails validation or
+ * reflection is deleted with a warning naming it and rewritten;
+ * HPLVK_CACHE_DIR, XDG_CACHE_HOME, "off" and no_disk_cache. Timing is never measured: only files are compared. */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
 #include "harness.h"
@@ -68,6 +69,154 @@ static char *join(const char *a, const char *b)
     char *s = malloc(n);
     snprintf(s, n, "%s/%s", a, b);
     return s;
+}
+
+static void use_kernel(const hpl_context_desc *desc, const char *what);
+
+/* ---- entries with a sound header around a bad payload ---- */
+
+/* The payload checksum of an entry (lib/cache.c: a 56-byte header, the
+ * payload's hash at bytes 40..55), recomputed here so that a changed payload
+ * passes every check of the cache itself. */
+static uint64_t fmix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return k;
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void reseal_entry(unsigned char *entry, size_t size)
+{
+    uint64_t a = 0xcbf29ce484222325ull, b = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 56; i < size; i++) {
+        a = (a ^ entry[i]) * 0x100000001b3ull;
+        b = (b + entry[i] + 1) * 0xff51afd7ed558ccdull;
+        b ^= b >> 29;
+    }
+    put_le64(entry + 40, fmix64(a));
+    put_le64(entry + 48, fmix64(b ^ (a >> 1)));
+}
+
+static unsigned char *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n + 4096 > cap) {
+            cap = cap ? 2 * cap : 65536;
+            buf = realloc(buf, cap);
+        }
+        got = fread(buf + n, 1, 4096, f);
+        n += got;
+    } while (got > 0);
+    fclose(f);
+    *size = n;
+    return buf;
+}
+
+/* The SPIR-V payload's words (host-endian, as the cache stores them). */
+static uint32_t word_at(const unsigned char *entry, size_t i)
+{
+    uint32_t w;
+    memcpy(&w, entry + 56 + 4 * i, 4);
+    return w;
+}
+
+static void set_word(unsigned char *entry, size_t i, uint32_t w)
+{
+    memcpy(entry + 56 + 4 * i, &w, 4);
+}
+
+/* Three payloads that pass the cache's own checks: SPIR-V that SPIRV-Tools
+ * rejects (id bound 1), valid SPIR-V that reflection rejects (the argument
+ * block moved to descriptor set 1), bytes that are not SPIR-V. Each time
+ * the next run deletes the entry with a warning naming it, compiles the
+ * kernel again (which works) and writes the same entry again. */
+static void bad_payloads(void)
+{
+    char *dir = th_tmpdir("cache-payload");
+    if (!CHECK(dir != NULL, "no temporary directory"))
+        return;
+    char *spv = join(dir, "spv");
+    hpl_context_desc desc = {.devices = "cpu", .cache_dir = dir};
+    use_kernel(&desc, "fresh cache for bad payloads");
+    listing l = list_files(spv);
+    size_t size = 0;
+    unsigned char *original = l.n == 1 ? read_all(l.path[0], &size) : NULL;
+    if (!CHECK(original && size > 56 + 20, "%d entries in %s", l.n, spv)) {
+        free_listing(&l);
+        free(original);
+        free(spv);
+        free(dir);
+        return;
+    }
+    const char *path = l.path[0];
+    const size_t words = (size - 56) / 4;
+    static const char *const what[] = {"SPIR-V that SPIRV-Tools rejects", "SPIR-V that reflection rejects",
+                                       "not SPIR-V"};
+    static const char *const why[] = {"SPIRV-Tools", "set 1", "not SPIR-V"};
+    for (int kind = 0; kind < 3; kind++) {
+        unsigned char *bad = malloc(size);
+        memcpy(bad, original, size);
+        bool changed = false;
+        if (kind == 0) {
+            set_word(bad, 3, 1); /* id bound */
+            changed = true;
+        } else if (kind == 1) {
+            for (size_t i = 5; i < words;) {
+                uint32_t w = word_at(bad, i), n = w >> 16;
+                if (n == 0 || i + n > words)
+                    break;
+                if ((w & 0xffff) == 71 /* OpDecorate */ && n == 4 && word_at(bad, i + 2) == 34 /* DescriptorSet */) {
+                    set_word(bad, i + 3, 1);
+                    changed = true;
+                }
+                i += n;
+            }
+        } else {
+            for (size_t i = 56; i < size; i++)
+                bad[i] = (unsigned char)(i * 131u + 7u);
+            changed = true;
+        }
+        CHECK(changed, "%s: nothing to change in %s", what[kind], path);
+        reseal_entry(bad, size);
+        CHECK(th_write_file(path, bad, size), "write %s", path);
+        free(bad);
+        th_take_warnings();
+        use_kernel(&desc, what[kind]);
+        char warning[2048];
+        th_last_warning(warning, sizeof warning);
+        int w = th_take_warnings();
+        CHECK(w == 1 && strstr(warning, path) && strstr(warning, "deleted") && strstr(warning, why[kind]),
+              "%s: %d warning(s), the last: \"%s\" (want one naming %s and \"%s\")", what[kind], w, warning, path,
+              why[kind]);
+        th_note("%s: %s", what[kind], warning);
+        size_t now_size = 0;
+        unsigned char *now = read_all(path, &now_size);
+        CHECK(now && now_size == size && memcmp(now, original, size) == 0,
+              "%s: the entry %s was not written again (%zu bytes)", what[kind], path, now_size);
+        free(now);
+        /* And the run after that is quiet. */
+        use_kernel(&desc, "after a bad payload");
+        CHECK(th_take_warnings() == 0, "%s: warnings on the run after", what[kind]);
+    }
+    free(original);
+    free_listing(&l);
+    th_rmtree(dir);
+    free(spv);
+    free(dir);
 }
 
 /* ---- one use of the kernel in a fresh context ---- */
@@ -207,6 +356,9 @@ int main(void)
         free(hpath);
         free(kdir);
     }
+
+    /* 3c. A sound header and checksum around a bad payload. */
+    bad_payloads();
 
     /* 4. A cache directory that cannot be created (under a regular file). */
     {

@@ -201,6 +201,15 @@ static void arguments(hpl_context *ctx, hpl_kernel k, hpl_array x, hpl_array y)
     CHECK_FAILS(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(x), hpl_arr(y), hpl_u64(2))), HPL_ERROR_ARGUMENT_MISMATCH,
                 "scale_factor");
     CHECK_MSG("uint64_t");
+    /* A scalar whose type is not an hpl_type (built by hand, not hpl_f32()). */
+    hpl_arg untyped = hpl_f32(2.0f);
+    untyped.type = HPL_TYPE_INVALID;
+    CHECK_FAILS(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(x), hpl_arr(y), untyped)), HPL_ERROR_ARGUMENT_MISMATCH,
+                "argument 2 (scale_factor) has type 0, which is not an hpl_type");
+    CHECK_MSG("hpl_f32()");
+    untyped.type = (hpl_type)99;
+    CHECK_FAILS(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(x), hpl_arr(y), untyped)), HPL_ERROR_ARGUMENT_MISMATCH,
+                "has type 99");
 
     /* Array element type: an int array for a float argument. */
     CHECK_FAILS(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(xi), hpl_arr(y), hpl_f32(2.0f))),
@@ -275,6 +284,21 @@ static void kernels(hpl_context *ctx)
     CHECK_FAILS_ANY(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.spirv = garbage, .spirv_words = 8}}, &k),
                     ((int[]){HPL_ERROR_KERNEL_SIGNATURE, HPL_ERROR_INVALID_ARGUMENT}), 2, "");
     CHECK(hpl_last_error()[0] != 0, "an empty message for garbage SPIR-V");
+    CHECK(k.id == 777, "hpl_kernel_create changed its out-parameter on failure");
+    /* A .spv file that is not SPIR-V: the message names the file and the
+     * magic number it found. */
+    char *dir = th_tmpdir("errors-spv");
+    if (dir) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/not_really.spv", dir);
+        CHECK(th_write_file(path, garbage, sizeof garbage), "write %s", path);
+        CHECK_FAILS(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.path = path}, &k), HPL_ERROR_KERNEL_SIGNATURE,
+                    path);
+        CHECK_MSG("magic number");
+        CHECK_MSG("0xdeadbeef");
+        th_rmtree(dir);
+        free(dir);
+    }
     CHECK(k.id == 777, "hpl_kernel_create changed its out-parameter on failure");
 }
 
@@ -381,7 +405,9 @@ static void use_after_free(hpl_context *ctx, hpl_kernel k, hpl_array y)
     bool ch;
     hpl_array x = th_array(ctx, HPL_FLOAT32, N, 0, 0);
     CHECK_FAILS(hpl_eval(ctx, kk, NULL, HPL_ARGS(hpl_arr(x), hpl_arr(y), hpl_f32(2.0f))), HPL_ERROR_INVALID_HANDLE,
-                "kernel");
+                "hpl_eval: kernel handle");
+    CHECK_MSG("is stale: its kernel was destroyed");
+    CHECK(!strstr(hpl_last_error(), "(?)"), "\"%s\" names no kernel with (?)", hpl_last_error());
     CHECK_FAILS(hpl_kernel_arg_count(ctx, kk), HPL_ERROR_INVALID_HANDLE, "kernel");
     CHECK_FAILS(hpl_kernel_get_arg_info(ctx, kk, 0, &ai), HPL_ERROR_INVALID_HANDLE, "kernel");
     CHECK_FAILS(hpl_kernel_get_local_size(ctx, kk, ls, &ch), HPL_ERROR_INVALID_HANDLE, "kernel");

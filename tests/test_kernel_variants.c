@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N 777
 
@@ -429,6 +430,26 @@ static void files_includes_defines(hpl_context *ctx)
         run_check(ctx, k, NULL, 0, 4.0f, 1.0f, "kernel from a file with #include \"helper.glsl\"");
         CHECK_OK(hpl_kernel_destroy(ctx, k));
     }
+    /* A bare file name, as in the README (.path = "saxpy.comp"): the file's
+     * directory is the working directory, searched for "helper.glsl". */
+    char cwd[4096];
+    if (CHECK(getcwd(cwd, sizeof cwd) != NULL, "getcwd") && CHECK(chdir(dir) == 0, "chdir %s", dir)) {
+        if (CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.path = "main.comp"}, &k))) {
+            run_check(ctx, k, NULL, 0, 4.0f, 1.0f, "kernel from a bare file name with #include \"helper.glsl\"");
+            CHECK_OK(hpl_kernel_destroy(ctx, k));
+        }
+        if (CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.path = "./main.comp"}, &k))) {
+            run_check(ctx, k, NULL, 0, 4.0f, 1.0f, "kernel from ./main.comp");
+            CHECK_OK(hpl_kernel_destroy(ctx, k));
+        }
+        /* A missing include says where it looked. */
+        const char *lost_src = "#include <hplvk.glsl>\n#include \"lost.glsl\"\nvoid main() { }\n";
+        CHECK(th_write_file("lost.comp", lost_src, strlen(lost_src)), "write lost.comp");
+        CHECK_FAILS(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.path = "lost.comp"}, &k), HPL_ERROR_COMPILE,
+                    "lost.glsl");
+        CHECK_MSG("searched .");
+        CHECK(chdir(cwd) == 0, "chdir %s", cwd);
+    }
     /* A compile error in a file names the path and the line. */
     char want[600];
     snprintf(want, sizeof want, "broken.comp:3:");
@@ -502,6 +523,85 @@ static void files_includes_defines(hpl_context *ctx)
     }
     th_rmtree(dir);
     free(dir);
+}
+
+/* The argument block holds 16 KiB (hplvk.h chapter 5): a scalar far into
+ * it is passed (it used to read 0 past 4 KiB), one past it is refused at
+ * creation, naming it and the limit (past 64 KiB, eval used to overflow the
+ * heap). */
+static void far_arguments(hpl_context *ctx)
+{
+    static const char *const offsets[] = {"4096", "8192", "16376"};
+    for (size_t i = 0; i < 3; i++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "#include <hplvk.glsl>\n"
+                 "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; layout(offset = %s) float add; };\n"
+                 "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = 2.0 * hpl_at(x, i) + add; }\n",
+                 offsets[i]);
+        hpl_kernel k;
+        if (!CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.glsl = src}, &k)))
+            continue;
+        hpl_arg_info ai;
+        if (CHECK_OK(hpl_kernel_get_arg_info(ctx, k, 2, &ai)))
+            CHECK(ai.offset == (uint32_t)atoi(offsets[i]), "add at %u, want %s", ai.offset, offsets[i]);
+        hpl_arg add = hpl_f32(7.0f);
+        char what[64];
+        snprintf(what, sizeof what, "a scalar at offset %s", offsets[i]);
+        run_check(ctx, k, &add, 1, 2.0f, 7.0f, what);
+        CHECK_OK(hpl_kernel_destroy(ctx, k));
+    }
+    static const char *const too_far[] = {"16384", "65536", "1073741824"};
+    for (size_t i = 0; i < 3; i++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "#include <hplvk.glsl>\n"
+                 "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; layout(offset = %s) float add; };\n"
+                 "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = 2.0 * hpl_at(x, i) + add; }\n",
+                 too_far[i]);
+        hpl_kernel k = {777};
+        CHECK_FAILS(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = src, .name = "far.comp"}}, &k),
+                    HPL_ERROR_KERNEL_SIGNATURE, "'add'");
+        CHECK_MSG("16384 bytes");
+        CHECK_MSG("far.comp");
+        CHECK(k.id == 777, "hpl_kernel_create changed its out-parameter on failure");
+    }
+}
+
+/* Shared memory past the device's maxComputeSharedMemorySize is refused
+ * before the driver sees the kernel (the validation layer would report it;
+ * a driver might fail at dispatch), naming the sizes; within it, it runs. */
+static void shared_memory(hpl_context *ctx)
+{
+    hpl_device_info info;
+    CHECK_OK(hpl_device_get_info(ctx, 0, &info));
+    static const char *const sizes[] = {"64", "1000000"};
+    for (int i = 0; i < 2; i++) {
+        char src[768];
+        snprintf(src, sizeof src,
+                 "#include <hplvk.glsl>\n"
+                 "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; };\n"
+                 "layout(local_size_x = 64) in;\n"
+                 "shared float tile[%s];\n"
+                 "void main() { uint l = gl_LocalInvocationID.x; tile[l] = hpl_at(x, hpl_global_id.x); barrier();\n"
+                 "              hpl_at(y, hpl_global_id.x) = 2.0 * tile[l] + 1.0; }\n",
+                 sizes[i]);
+        hpl_kernel k;
+        if (!CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = src, .name = "shared.comp"}}, &k)))
+            continue;
+        if (i == 0) {
+            run_check(ctx, k, NULL, 0, 2.0f, 1.0f, "64 floats of shared memory");
+        } else {
+            hpl_array x = th_array(ctx, HPL_FLOAT32, N, 0, 0), y = th_array(ctx, HPL_FLOAT32, N, 0, 0);
+            CHECK_FAILS(hpl_eval(ctx, k, &(hpl_launch){.global = {N / 64 * 64}}, HPL_ARGS(hpl_arr(x), hpl_arr(y))),
+                        HPL_ERROR_TOO_LARGE, "4000000 bytes");
+            CHECK_MSG("shared");
+            CHECK_MSG(info.name);
+            CHECK_OK(hpl_array_destroy(ctx, x));
+            CHECK_OK(hpl_array_destroy(ctx, y));
+        }
+        CHECK_OK(hpl_kernel_destroy(ctx, k));
+    }
 }
 
 /* Raw SPIR-V with a fixed local size: reflected like a prelude kernel, runs,
@@ -686,5 +786,7 @@ int main(void)
     files_includes_defines(ctx);
     reflection(ctx);
     raw_spirv_fixed_size(ctx);
+    far_arguments(ctx);
+    shared_memory(ctx);
     return th_finish(ctx);
 }

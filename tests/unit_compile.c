@@ -6,6 +6,7 @@
 #include "cache.h"
 #include "compile.h"
 #include "reflect.h"
+#include "validate.h"
 
 #include <dirent.h>
 #include <ftw.h>
@@ -653,6 +654,307 @@ static void test_reflect_misc(void)
           hpl_last_error());
 }
 
+/* Calls fn for every instruction (opcode, word count, its first word). */
+static void each_instruction(uint32_t *spv, size_t words, void (*fn)(void *, uint32_t *, uint32_t, uint32_t),
+                             void *user)
+{
+    for (size_t i = 5; i < words;) {
+        uint32_t op = spv[i] & 0xffff, n = spv[i] >> 16;
+        if (n == 0 || i + n > words)
+            return;
+        fn(user, spv + i, op, n);
+        i += n;
+    }
+}
+
+/* Finds the id named `name` (OpName). */
+typedef struct name_find {
+    const char *name;
+    uint32_t id;
+} name_find;
+
+static void find_name(void *user, uint32_t *ins, uint32_t op, uint32_t n)
+{
+    name_find *f = user;
+    size_t len = strlen(f->name);
+    if (op == 5 /* OpName */ && (n - 2) * 4 > len && memcmp(ins + 2, f->name, len + 1) == 0)
+        f->id = ins[1];
+}
+
+/* Sets the Offset of member `member` of struct `type` to `offset`. */
+typedef struct offset_edit {
+    uint32_t type, member, offset;
+    int edits;
+} offset_edit;
+
+static void edit_offset(void *user, uint32_t *ins, uint32_t op, uint32_t n)
+{
+    offset_edit *e = user;
+    if (op == 72 /* OpMemberDecorate */ && n == 5 && ins[1] == e->type && ins[2] == e->member &&
+        ins[3] == 35 /* Offset */) {
+        ins[4] = e->offset;
+        e->edits++;
+    }
+}
+
+/* The argument block holds at most HPL__ARG_RANGE bytes: an argument that
+ * ends past it is refused at reflection, naming it and the limit, whatever
+ * its offset (up to 4 GiB in valid SPIR-V); the block's size is the
+ * furthest end of any member, in whatever order the members lie. */
+static void test_reflect_block_limits(void)
+{
+    hpl__reflection r;
+    int rc = compile_reflect("#include <hplvk.glsl>\n"
+                             "hpl_args { hpl_inout(float, 1) x; layout(offset = 8192) float far; };\n"
+                             "void main() { hpl_at(x, hpl_global_id.x) = far; }\n",
+                             NULL, &r);
+    CHECK(rc == HPL_OK && r.args[1].offset == 8192 && r.args_size == 8196, "offset 8192: %d %s, offset %u size %u", rc,
+          hpl_last_error(), r.args[1].offset, r.args_size);
+
+    static const struct {
+        const char *decl;
+        bool ok;
+    } cases[] = {
+        {"layout(offset = 16380) float last;", true},
+        {"layout(offset = 16376) double last;", true},
+        {"layout(offset = 16384) float last;", false},
+        {"layout(offset = 16380) double last;", false}, /* misaligned for std140 too: compile or reflection */
+        {"layout(offset = 16384) int64_t last;", false},
+        {"layout(offset = 65536) uint last;", false},
+        {"layout(offset = 1073741824) float last;", false},
+        {"layout(offset = 16256) hpl_in(float, 3) last;", true}, /* 8 + 7 * 16 = 120 bytes: ends at 16376 */
+        {"layout(offset = 16272) hpl_in(float, 3) last;", false}, /* its owned_hi ends at 16392 */
+        {"layout(offset = 16368) hpl_out(int, 1) last;", false},
+        {"layout(offset = 2147483648) hpl_out(int, 2) last;", false},
+    };
+    for (size_t c = 0; c < HPL__ARRAY_LEN(cases); c++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "#include <hplvk.glsl>\n"
+                 "hpl_args { hpl_inout(float, 1) x; %s };\n"
+                 "void main() { }\n",
+                 cases[c].decl);
+        rc = compile_reflect(src, NULL, &r);
+        if (cases[c].ok) {
+            CHECK(rc == HPL_OK && r.args_size <= HPL__ARG_RANGE && hpl__arg_end(&r, 1) <= r.args_size,
+                  "%s: %d %s, size %u", cases[c].decl, rc, hpl_last_error(), r.args_size);
+        } else {
+            CHECK(rc == HPL_ERROR_COMPILE || (rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "'last'") &&
+                                              strstr(hpl_last_error(), "16384")),
+                  "%s: %d %s", cases[c].decl, rc, hpl_last_error());
+        }
+        if (c == 2 || c == 6 || c == 8)
+            printf("observed block limit: %s\n", hpl_last_error());
+    }
+
+    /* The same through SPIR-V edits (compilers refuse some of these):
+     * offsets up to 4 GiB - 4 on the last scalar are refused, naming it. */
+    uint32_t *spv;
+    size_t words;
+    bool hit;
+    rc = compile("#include <hplvk.glsl>\nhpl_args { float a; float b; };\nvoid main() { }\n", NULL, &spv, &words,
+                 &hit);
+    CHECK(rc == HPL_OK, "two scalars: %s", hpl_last_error());
+    if (rc)
+        return;
+    name_find block = {"hplvk_args_t", 0};
+    each_instruction(spv, words, find_name, &block);
+    CHECK(block.id != 0, "no hplvk_args_t in the SPIR-V");
+    static const uint32_t far[] = {16380, 16384, 65532, 65536, 1u << 30, 0x7ffffffcu, 0xfffffffcu};
+    for (size_t f = 0; f < HPL__ARRAY_LEN(far); f++) {
+        uint32_t *copy = malloc(words * 4);
+        memcpy(copy, spv, words * 4);
+        offset_edit e = {.type = block.id, .member = 1, .offset = far[f]};
+        each_instruction(copy, words, edit_offset, &e);
+        CHECK(e.edits == 1, "%d Offset decorations of member 1", e.edits);
+        rc = hpl__reflect(copy, words, &r);
+        if (far[f] + 4ull <= HPL__ARG_RANGE)
+            CHECK(rc == HPL_OK && r.args[1].offset == far[f] && r.args_size == far[f] + 4, "b at %u: %d %s", far[f], rc,
+                  hpl_last_error());
+        else
+            CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "'b'") &&
+                      strstr(hpl_last_error(), "16384"),
+                  "b at %u: %d %s", far[f], rc, hpl_last_error());
+        free(copy);
+    }
+    /* Members out of offset order (valid SPIR-V): a at 64, b at 0. The block
+     * ends after a, though SPIRV-Cross sizes it by its last member. */
+    uint32_t *copy = malloc(words * 4);
+    memcpy(copy, spv, words * 4);
+    offset_edit e0 = {.type = block.id, .member = 0, .offset = 64}, e1 = {.type = block.id, .member = 1, .offset = 0};
+    each_instruction(copy, words, edit_offset, &e0);
+    each_instruction(copy, words, edit_offset, &e1);
+    rc = hpl__reflect(copy, words, &r);
+    CHECK(rc == HPL_OK && r.args[0].offset == 64 && r.args[1].offset == 0 && r.args_size == 68,
+          "out of order: %d %s, a at %u b at %u, size %u", rc, hpl_last_error(), r.args[0].offset, r.args[1].offset,
+          r.args_size);
+    /* A device whose range is smaller than the block (the pipeline's
+     * check): the message names the argument and the limit. */
+    if (rc == HPL_OK) {
+        rc = hpl__args_fit(&r, 64, HPL_ERROR_TOO_LARGE, "device X's maxUniformBufferRange");
+        CHECK(rc == HPL_ERROR_TOO_LARGE && strstr(hpl_last_error(), "'a'") && strstr(hpl_last_error(), "64 bytes") &&
+                  strstr(hpl_last_error(), "device X"),
+              "device limit: %d %s", rc, hpl_last_error());
+        CHECK(hpl__args_fit(&r, 68, HPL_ERROR_TOO_LARGE, "x") == HPL_OK, "68 bytes fit: %s", hpl_last_error());
+    }
+    free(copy);
+    hpl__free(spv);
+}
+
+/* Edits for test_own_rules: each finds its instruction and changes it. */
+typedef struct rule_edit {
+    const char *what;
+    uint32_t op, min_words, k, v; /* match: opcode, word count, word k == v (k > 0) */
+    uint32_t word, value;         /* then set word `word` to value */
+    const char *want;             /* in the message */
+    int nth;                      /* which match (0: the first) */
+} rule_edit;
+
+static bool apply_edit(uint32_t *spv, size_t words, const rule_edit *e)
+{
+    int seen = 0;
+    for (size_t i = 5; i < words;) {
+        uint32_t op = spv[i] & 0xffff, n = spv[i] >> 16;
+        if (n == 0 || i + n > words)
+            return false;
+        if (op == e->op && n >= e->min_words && (e->k == 0 || (e->k < n && spv[i + e->k] == e->v)) &&
+            seen++ == e->nth) {
+            spv[i + e->word] = e->value;
+            return true;
+        }
+        i += n;
+    }
+    return false;
+}
+
+/* hplvk's rules beyond SPIRV-Tools (validate.c), each broken by one edit of
+ * a valid module that SPIRV-Tools 2023.1 still accepts; found by the fuzz
+ * test (unit_spirv_fuzz) as modules that drivers or the validation layer
+ * refuse or crash on. */
+static void test_own_rules(void)
+{
+    const char *src = "#include <hplvk.glsl>\n"
+                      "hpl_args { hpl_inout(uint, 1) z; float s; };\n"
+                      "layout(local_size_x = 64) in;\n"
+                      "shared uint tile[64];\n"
+                      "void main() { tile[gl_LocalInvocationID.x] = 1u; barrier();\n"
+                      "              uint i = hpl_global_id.x;\n"
+                      "              hpl_at(z, i) = tile[0] + uint(s) + hpl_at(z, i + 1); }\n";
+    uint32_t *spv;
+    size_t words;
+    bool hit;
+    int rc = compile(src, NULL, &spv, &words, &hit);
+    CHECK(rc == HPL_OK, "compile: %s", hpl_last_error());
+    if (rc)
+        return;
+    hpl__spirv_facts facts;
+    rc = hpl__spirv_validate(spv, words, &facts);
+    CHECK(rc == HPL_OK && facts.shared_bytes == 256 && !(facts.features & HPL__FEATURE_SCALAR_LAYOUT),
+          "valid: %d %s, shared %llu, features %#x", rc, hpl_last_error(), (unsigned long long)facts.shared_bytes,
+          facts.features);
+    name_find push = {"hplvk_push_t", 0}, uint_ptr = {"gl_LocalInvocationID", 0}, args = {"hplvk_args_t", 0},
+              arr = {"hplvk_arr_rw_uint_1", 0};
+    each_instruction(spv, words, find_name, &push);
+    each_instruction(spv, words, find_name, &uint_ptr);
+    each_instruction(spv, words, find_name, &args);
+    each_instruction(spv, words, find_name, &arr);
+    /* The type of gl_LocalInvocationID: an Input pointer. */
+    uint32_t input_ptr = 0;
+    for (size_t i = 5; i < words && !input_ptr;) {
+        uint32_t op = spv[i] & 0xffff, n = spv[i] >> 16;
+        if (op == 59 /* OpVariable */ && spv[i + 2] == uint_ptr.id)
+            input_ptr = spv[i + 1];
+        i += n ? n : words;
+    }
+    CHECK(push.id && input_ptr, "no hplvk_push_t (%u) or input pointer (%u)", push.id, input_ptr);
+    const rule_edit edits[] = {
+        {"header word 4", 0, 0, 0, 0, 0, 0, "header word 4", 0},
+        {"capability Geometry", 17 /* OpCapability */, 2, 1, 1 /* Shader */, 1, 2, "Geometry", 0},
+        {"capability Int64Atomics", 17, 2, 1, 1, 1, 12, "Int64Atomics", 0},
+        {"Aligned 3", 61 /* OpLoad */, 6, 4, 2 /* Aligned */, 5, 3, "power of two", 0},
+        {"Aligned 0", 62 /* OpStore */, 5, 3, 2, 4, 0, "power of two", 0},
+        {"the argument block's Block on an array struct", 71 /* OpDecorate */, 3, 1, args.id, 1, arr.id, "not a Block",
+         0},
+        {"logical pointer in the push constants", 30 /* OpTypeStruct */, 6, 1, push.id, 5, input_ptr, "pointer", 0},
+    };
+    for (size_t e = 0; e < HPL__ARRAY_LEN(edits); e++) {
+        uint32_t *copy = malloc(words * 4);
+        memcpy(copy, spv, words * 4);
+        bool applied = e == 0 ? (copy[4] = 1, true) : apply_edit(copy, words, &edits[e]);
+        CHECK(applied, "%s: nothing to edit", edits[e].what);
+        if (!applied) {
+            free(copy);
+            continue;
+        }
+        rc = hpl__spirv_validate(copy, words, NULL);
+        CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), edits[e].want), "%s: %d %s",
+              edits[e].what, rc, hpl_last_error());
+        printf("observed own rule (%s): %s\n", edits[e].what, hpl_last_error());
+        hpl__reflection r;
+        CHECK(hpl__reflect(copy, words, &r) == HPL_ERROR_KERNEL_SIGNATURE, "%s: reflected", edits[e].what);
+        free(copy);
+    }
+    /* The entry point's name goes to the driver: UTF-8 without control
+     * characters ("main" -> "mai\x01"). */
+    uint32_t *copy = malloc(words * 4);
+    memcpy(copy, spv, words * 4);
+    bool renamed = false;
+    for (size_t i = 5; i < words && !renamed;) {
+        uint32_t op = copy[i] & 0xffff, n = copy[i] >> 16;
+        if (op == 15 /* OpEntryPoint */ && memcmp(copy + i + 3, "main", 5) == 0) {
+            ((unsigned char *)(copy + i + 3))[3] = 1;
+            renamed = true;
+        }
+        i += n ? n : words;
+    }
+    hpl__reflection r;
+    rc = hpl__reflect(copy, words, &r);
+    CHECK(renamed && rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "UTF-8"), "entry name: %d %s", rc,
+          hpl_last_error());
+    free(copy);
+    /* A signed WorkgroupSize (ivec3: valid SPIR-V; Mesa refuses it): the
+     * only int type of a kernel without the prelude made signed. */
+    hpl__free(spv);
+    rc = compile("#version 450\nlayout(local_size_x = 8, local_size_y = 4) in;\nvoid main() { }\n", NULL, &spv, &words,
+                 &hit);
+    CHECK(rc == HPL_OK, "plain kernel: %s", hpl_last_error());
+    if (rc == HPL_OK) {
+        rule_edit sign = {"signed WorkgroupSize", 21 /* OpTypeInt */, 4, 3, 0, 3, 1, "WorkgroupSize", 0};
+        CHECK(hpl__spirv_validate(spv, words, NULL) == HPL_OK, "plain kernel: %s", hpl_last_error());
+        CHECK(apply_edit(spv, words, &sign), "no OpTypeInt");
+        rc = hpl__spirv_validate(spv, words, NULL);
+        CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "WorkgroupSize"), "signed: %d %s", rc,
+              hpl_last_error());
+        printf("observed own rule (signed WorkgroupSize): %s\n", hpl_last_error());
+        hpl__free(spv);
+    }
+    /* Shared memory from an array length that is a spec constant: its default. */
+    rc = compile("#include <hplvk.glsl>\nlayout(constant_id = 7) const uint N = 1000;\nshared double big[N];\n"
+                 "void main() { big[0] = 1.0; }\n",
+                 NULL, &spv, &words, &hit);
+    CHECK(rc == HPL_OK, "spec-sized shared: %s", hpl_last_error());
+    if (rc == HPL_OK) {
+        rc = hpl__spirv_validate(spv, words, &facts);
+        CHECK(rc == HPL_OK && facts.shared_bytes == 8000 && (facts.features & HPL__FEATURE_FLOAT64),
+              "spec-sized shared: %d, %llu bytes, features %#x", rc, (unsigned long long)facts.shared_bytes,
+              facts.features);
+        hpl__free(spv);
+    }
+    /* Scalar block layout: a uniform block valid only with it (a float
+     * array of stride 4) validates, and says it needs the feature. */
+    rc = compile("#include <hplvk.glsl>\n#extension GL_EXT_scalar_block_layout : require\n"
+                 "layout(set = 0, binding = 0, scalar) uniform A { float s; float w[4]; };\n"
+                 "void main() { }\n",
+                 NULL, &spv, &words, &hit);
+    CHECK(rc == HPL_OK, "scalar layout: %s", hpl_last_error());
+    if (rc == HPL_OK) {
+        rc = hpl__spirv_validate(spv, words, &facts);
+        CHECK(rc == HPL_OK && (facts.features & HPL__FEATURE_SCALAR_LAYOUT), "scalar layout: %d %s, features %#x",
+              rc, hpl_last_error(), facts.features);
+        hpl__free(spv);
+    }
+}
+
 static void test_raw_spirv(void)
 {
     uint32_t *spv;
@@ -685,7 +987,8 @@ static void test_raw_spirv(void)
         CHECK(r.args_size == 100, "args_size %u", r.args_size);
     }
 
-    /* Not a compute shader: turn the entry point into a vertex shader. */
+    /* Not a compute shader: turning the entry point into a vertex shader
+     * makes SPIR-V that SPIRV-Tools rejects (LocalSize is for compute). */
     for (size_t i = 5; i < words;) {
         uint32_t op = copy[i] & 0xffff, n = copy[i] >> 16;
         if (n == 0)
@@ -698,13 +1001,41 @@ static void test_raw_spirv(void)
     memset(&untouched, 0x77, sizeof untouched);
     hpl__reflection r2 = untouched;
     rc = hpl__reflect(copy, words, &r2);
-    CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "compute"), "vertex: %d %s", rc,
-          hpl_last_error());
+    CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "SPIRV-Tools") &&
+              strstr(hpl_last_error(), "GLCompute"),
+          "vertex: %d %s", rc, hpl_last_error());
     CHECK(memcmp(&r2, &untouched, sizeof r2) == 0, "out changed on failure");
+    /* A valid vertex shader (a kernel without built-ins, its LocalSize
+     * removed) gets to reflection, which rejects it. */
+    {
+        uint32_t *plain;
+        size_t pw;
+        rc = compile("#version 450\nlayout(local_size_x = 4) in;\nvoid main() { }\n", NULL, &plain, &pw, &hit);
+        CHECK(rc == HPL_OK, "plain kernel: %s", hpl_last_error());
+        size_t out = 5;
+        for (size_t i = 5; rc == HPL_OK && i < pw;) {
+            uint32_t op = plain[i] & 0xffff, n = plain[i] >> 16;
+            if (n == 0 || i + n > pw)
+                break;
+            if (op == 15 /* OpEntryPoint */)
+                plain[i + 1] = 0 /* Vertex */;
+            if (op != 16 /* OpExecutionMode */) {
+                memmove(plain + out, plain + i, n * 4);
+                out += n;
+            }
+            i += n;
+        }
+        if (rc == HPL_OK) {
+            rc = hpl__reflect(plain, out, &r2);
+            CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "compute"), "vertex: %d %s", rc,
+                  hpl_last_error());
+            hpl__free(plain);
+        }
+    }
 
-    /* Truncated SPIR-V: SPIRV-Cross's message comes through. */
+    /* Truncated SPIR-V: SPIRV-Tools' message comes through. */
     rc = hpl__reflect(spv, words / 2, &r2);
-    CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "SPIRV-Cross"), "truncated: %d %s", rc,
+    CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "SPIRV-Tools"), "truncated: %d %s", rc,
           hpl_last_error());
     /* Not SPIR-V at all. */
     uint32_t junk[16] = {0xdeadbeef, 1, 2, 3, 4};
@@ -931,8 +1262,12 @@ static void test_compile_cache(void)
     CHECK(count_files(tmp_path("cache3/spvdep"), dep_entry, sizeof dep_entry) == 1, "one direct entry");
     FILE *df = fopen(dep_entry, "r+b");
     if (df) {
+        /* Flip the byte: writing a fixed one left a key byte that already
+         * had that value unchanged (1 run in 256: keys hash temp paths). */
         fseek(df, 70, SEEK_SET);
-        fputc('#', df);
+        int byte = fgetc(df);
+        fseek(df, 70, SEEK_SET);
+        fputc(byte ^ 0xff, df);
         fclose(df);
     }
     rc = compile(src, &sh, &s2, &w2, &hit);
@@ -1005,6 +1340,153 @@ static void test_compile_cache(void)
         CHECK(log.warnings == 1, "read-only: %d warnings", log.warnings);
         hpl__cache_destroy(&cache);
     }
+}
+
+/* ------------------------------------------- checks on what compile returns */
+
+static int check_calls;
+
+static int reflect_check(void *user, const uint32_t *spirv, size_t words)
+{
+    check_calls++;
+    return hpl__reflect(spirv, words, user);
+}
+
+static unsigned char *read_entry(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+    *size = fread(buf, 1, n > 0 ? (size_t)n : 0, f);
+    fclose(f);
+    return buf;
+}
+
+/* Rewrites an entry with word `index` of its payload set to `value` (or,
+ * with index SIZE_MAX, the first OpDecorate DescriptorSet set to value),
+ * the header's checksum recomputed: only the payload is wrong. */
+static void corrupt_payload(const char *path, size_t index, uint32_t value)
+{
+    size_t size = 0;
+    unsigned char *e = read_entry(path, &size);
+    if (!e || size < 56 + 20) {
+        CHECK(false, "cannot read %s", path);
+        free(e);
+        return;
+    }
+    uint32_t *words = (uint32_t *)(e + 56);
+    size_t n = (size - 56) / 4;
+    if (index == SIZE_MAX) {
+        for (size_t i = 5; i < n;) {
+            uint32_t len = words[i] >> 16;
+            if (len == 0 || i + len > n)
+                break;
+            if ((words[i] & 0xffff) == 71 && len == 4 && words[i + 2] == 34 /* DescriptorSet */) {
+                words[i + 3] = value;
+                break;
+            }
+            i += len;
+        }
+    } else {
+        words[index] = value;
+    }
+    hpl__hasher h;
+    hpl__hasher_init(&h);
+    hpl__hasher_add(&h, e + 56, size - 56);
+    hpl__hash ph = hpl__hasher_done(&h);
+    memcpy(e + 40, &ph.lo, 8); /* little-endian hosts only, like the tests */
+    memcpy(e + 48, &ph.hi, 8);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(e, 1, size, f);
+        fclose(f);
+    }
+    free(e);
+}
+
+static bool same_file(const char *path, const unsigned char *data, size_t size)
+{
+    size_t n = 0;
+    unsigned char *now = read_entry(path, &n);
+    bool same = now && n == size && memcmp(now, data, size) == 0;
+    free(now);
+    return same;
+}
+
+/* The check given to hpl__compile_glsl sees every SPIR-V it returns, cached
+ * or compiled. A cache entry with a sound header and checksum around a
+ * payload that fails it (or, with no check, fails validation) is deleted
+ * with a warning naming the file, compiled again and written again; SPIR-V
+ * that compiles but fails the check is an error and never stored. */
+static void test_compile_check(void)
+{
+    log_capture log = {0};
+    hpl__logger logger = {capture_log, &log};
+    hpl__cache cache;
+    hpl__cache_init(&cache, tmp_path("check"), false, &logger);
+    hpl__reflection r;
+    hpl__compile_input in = {.glsl = simple_kernel, .name = "k.comp", .check = reflect_check, .check_user = &r};
+    uint32_t *spv;
+    size_t words;
+    bool hit = true;
+    check_calls = 0;
+    int rc = hpl__compile_glsl(&in, &cache, &spv, &words, &hit);
+    CHECK(rc == HPL_OK && !hit && check_calls == 1 && r.arg_count == 3, "first: %d %d, %d checks", rc, hit,
+          check_calls);
+    hpl__free(spv);
+    rc = hpl__compile_glsl(&in, &cache, &spv, &words, &hit);
+    CHECK(rc == HPL_OK && hit && check_calls == 2, "cached: %d %d, %d checks", rc, hit, check_calls);
+    hpl__free(spv);
+    char entry[512] = "";
+    CHECK(count_files(tmp_path("check/spv"), entry, sizeof entry) == 1, "one entry");
+    size_t size = 0;
+    unsigned char *original = read_entry(entry, &size);
+
+    /* id bound 1 (SPIRV-Tools), the block in set 1 (reflection); then
+     * without a check, id bound 1 again (compile's own validation). */
+    static const struct {
+        size_t index;
+        uint32_t value;
+        bool with_check;
+        const char *why;
+    } bad[] = {{3, 1, true, "SPIRV-Tools"}, {SIZE_MAX, 1, true, "set 1"}, {3, 1, false, "SPIRV-Tools"},
+               {0, 0x07230203u ^ 1, true, "not SPIR-V"}};
+    for (size_t b = 0; b < HPL__ARRAY_LEN(bad); b++) {
+        corrupt_payload(entry, bad[b].index, bad[b].value);
+        in.check = bad[b].with_check ? reflect_check : NULL;
+        int w0 = log.warnings;
+        rc = hpl__compile_glsl(&in, &cache, &spv, &words, &hit);
+        CHECK(rc == HPL_OK && !hit, "bad payload %zu: %d %d %s", b, rc, hit, hpl_last_error());
+        CHECK(log.warnings == w0 + 1 && strstr(log.last, entry) && strstr(log.last, "deleted") &&
+                  strstr(log.last, "k.comp") && strstr(log.last, bad[b].why),
+              "bad payload %zu: %d warnings, last: %s", b, log.warnings - w0, log.last);
+        if (b == 0)
+            printf("observed bad-payload warning: %s\n", log.last);
+        CHECK(original && same_file(entry, original, size), "bad payload %zu: the entry was not written again", b);
+        hpl__free(spv);
+        rc = hpl__compile_glsl(&in, &cache, &spv, &words, &hit);
+        CHECK(rc == HPL_OK && hit && log.warnings == w0 + 1, "after bad payload %zu: %d %d", b, rc, hit);
+        hpl__free(spv);
+    }
+    free(original);
+
+    /* Compiles, but reflection refuses it: an error each time, no entry,
+     * no warning. */
+    in.check = reflect_check;
+    in.glsl = "#include <hplvk.glsl>\nhpl_args { float s; vec4 color; };\nvoid main() { }\n";
+    int w0 = log.warnings;
+    for (int i = 0; i < 2; i++) {
+        rc = hpl__compile_glsl(&in, &cache, &spv, &words, &hit);
+        CHECK(rc == HPL_ERROR_KERNEL_SIGNATURE && strstr(hpl_last_error(), "color"), "refused kernel %d: %d %s", i,
+              rc, hpl_last_error());
+    }
+    CHECK(count_files(tmp_path("check/spv"), NULL, 0) == 1, "a refused kernel was stored");
+    CHECK(log.warnings == w0, "a refused kernel warned: %s", log.last);
+    hpl__cache_destroy(&cache);
 }
 
 /* Several threads compile at once through the process's one shaderc
@@ -1120,10 +1602,13 @@ int main(void)
     test_cache_race();
     test_reflect_all_types();
     test_reflect_misc();
+    test_reflect_block_limits();
+    test_own_rules();
     test_raw_spirv();
     test_compile_errors();
     test_includes_and_defines();
     test_compile_cache();
+    test_compile_check();
     test_compile_threads();
 
     chmod(tmp_path("ro"), 0755);
