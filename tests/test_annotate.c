@@ -1,33 +1,62 @@
-/* Multi-device evals by annotation (chapter 7b), on Lavapipe logical devices
- * with separate memories ("cpu:4", "cpu:3"; the single zero-copy "cpu" for
- * a one-device split), every result against a host computation:
+/* Multi-device evals by annotation (chapter 7b) under kernel ABI 2, on
+ * Lavapipe logical devices with separate memories ("cpu:4", "cpu:3"; the
+ * single zero-copy "cpu" for a one-device split), every result against a
+ * host computation. A kernel written for one device runs split unchanged:
+ * each subkernel runs over the part of the whole domain it owns,
+ * hpl_global_id is a position in the whole domain, and an array argument is
+ * indexed in the coordinates of the argument as passed, with the part
+ * present on the device (halo included) and the owned box in
+ * x.part_lo/part_hi and x.owned_lo/owned_hi.
  *   - part sizes of 1-D, 2-D and 3-D arrays split along dimension 0, 1 and 2,
- *     n not divisible by D and n < D (devices past n run nothing): every
- *     element written once with a device-independent encoding of its place
- *     (hpl_subkernel_offset + hpl_global_id, cross-checked in the kernel with
- *     x.origin, hpl_domain_size and hpl_global_size); hpl_array_part_count
- *     and every hpl_array_part (device, origin, dims, owned box, parent,
- *     root) against an independent partition (sizes differ by at most one,
- *     larger first, halos clamped); each part's contents read back;
+ *     n not divisible by D and n < D (devices past n run nothing), two evals
+ *     each, every invocation checking what it sees against the test's own
+ *     partition model (given as scalars): hpl_global_id inside its
+ *     subkernel's box, hpl_subkernel_offset/size exactly the part of the
+ *     domain the subkernel owns, hpl_global_size and hpl_domain_size the
+ *     whole domain, x.dims and x.origin the argument's, x.part_lo/part_hi
+ *     and x.owned_lo/owned_hi the model's part and owned box. The first
+ *     (x write-only) writes each element its subkernel owns with a
+ *     device-independent encoding of its place (hpl_global_id) plus flags
+ *     for any disagreement. The second (x read-only) reads every element of
+ *     each part, halo included, through hpl_at in whole coordinates (in the
+ *     halo: the values the neighbours just wrote), through hpl_part_at from
+ *     part_lo (the same element), checks hpl_owns against the model, and
+ *     counts itself atomically at its subkernel's first owned element, so
+ *     that each subkernel's invocations are exactly its owned range (no halo
+ *     rows computed). hpl_array_part_count and every hpl_array_part (device,
+ *     origin, dims, owned box, parent, root) against the model (sizes differ
+ *     by at most one, larger first, halos clamped); each part's contents
+ *     read back;
  *   - the default devices, an explicit device list in another order (part i
  *     on devices[i], proven by where the data moves from), one device;
- *   - a subarray as the annotated argument (parts are of the subarray);
+ *   - annotated subarrays, indexed in the subarray's coordinates: plain
+ *     ones, owned (ghosted) ones whose owned box trims the parts, and a part
+ *     of an earlier split (an owned subarray) split again; parts whose owned
+ *     box is empty (owned_lo == owned_hi in the split dimension, hpl_owns
+ *     false everywhere, nothing written); plain (not annotated) evals of
+ *     them: part = the argument, owned box = its owned box;
  *   - a replicated read-only array with partitioned ones (y = A x), with the
  *     exact bytes each device receives;
  *   - launch.global (the whole domain split) and launch.domains (each
- *     subkernel runs exactly its own domain);
- *   - halo refresh: a 2-D stencil with hpl_part1(in, k), hpl_part1(out, k)
- *     swapped for 20 steps on 2, 3 and 4 devices, k = 1 and 2, equal bit for
- *     bit to the host and to one device; the exact bytes each device sends
- *     and receives per step against a row-validity model (halo rows only);
- *     a host write into the middle between steps (only those rows move);
- *     the host gathering the parts (exact bytes), then reading again (0);
+ *     subkernel runs exactly its own domain, from the start of its part's
+ *     owned range of the whole domain; split along dimension 0 and 1, with
+ *     and without halo);
+ *   - halo refresh: a 2-D stencil kernel written for one device (no
+ *     subkernel offsets, no part arithmetic) run with hpl_part1(in, k),
+ *     hpl_part1(out, k) swapped for 20 steps on 1, 2, 3 and 4 devices,
+ *     k = 1 and 2, equal bit for bit to the host and to a plain eval of the
+ *     same kernel; the exact bytes each device sends and receives per step
+ *     against a row-validity model (halo rows only); a host write into the
+ *     middle between steps (only those rows move); the host gathering the
+ *     parts (exact bytes), then reading again (0);
  *   - one array split differently by successive evals (3 devices, 4, 4
  *     reversed, one device, then read with a halo in another order): the
  *     bytes through the host exact against the model, parts of the last
  *     split, annotated arrays with different overlaps in one eval;
- *   - an in-place stencil on one inout argument: subkernels in device order
- *     (the host simulation checked to differ from concurrent subkernels);
+ *   - an in-place stencil on one inout argument (owned rows next to a halo
+ *     row read it; ownership from hpl_owns2, checked against the host's):
+ *     subkernels in device order (the host simulation checked to differ
+ *     from concurrent subkernels);
  *   - errors: nothing runs, no array changes, the message names the problem. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
@@ -41,53 +70,157 @@
 
 /* ---- kernels ------------------------------------------------------------ */
 
-/* Each element of the part gets its place in the annotated (sub)array,
- * g = hpl_subkernel_offset + id, encoded; flag bits report disagreements of
- * the other views of the geometry: x.origin - (b0, b1, b2) (the annotated
- * array's origin in its root) must equal g - id, hpl_global_size the whole
- * array (n0, n1, n2), hpl_domain_size the part (x.dims). */
-#define FLAG_ORIGIN (1u << 28)
-#define FLAG_GLOBAL (1u << 29)
-#define FLAG_DOMAIN (1u << 30)
+/* Flags a checking kernel ORs into what it writes when what it sees
+ * disagrees with the test's model; encodings stay below bit 24. */
+#define F_ID (1u << 24)     /* hpl_global_id outside its subkernel's box */
+#define F_BOX (1u << 25)    /* the subkernel's box, hpl_global_size or hpl_domain_size */
+#define F_PART (1u << 26)   /* dims, origin, part_lo/part_hi */
+#define F_OWNED (1u << 27)  /* owned_lo/owned_hi, or hpl_owns */
+#define F_ORIGIN (1u << 28) /* a replicated array not whole */
+#define F_HALO (1u << 30)   /* a value read through hpl_at (halo included) */
+#define F_PARTAT (1u << 31) /* hpl_part_at(x, i) is not hpl_at(x, part_lo + i) */
+#define F_ALL 0xff000000u
 
-static const char *enc1_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_out(uint, 1) x; uint n0; uint b0; };\n"
-    "void main() {\n"
-    "    uint i = hpl_global_id.x;\n"
-    "    uint g = hpl_subkernel_offset.x + i;\n"
-    "    uint f = 0u;\n"
-    "    if (x.origin + i - b0 != g) f |= 1u << 28;\n"
-    "    if (hpl_global_size.x != n0) f |= 1u << 29;\n"
-    "    if (hpl_domain_size.x != x.dims) f |= 1u << 30;\n"
-    "    hpl_at(x, i) = (g + 1u) | f;\n"
-    "}\n";
+/* The test's model, given to a checking kernel as scalars of four 8-bit
+ * fields (every extent here is below 256; few scalars, as each is a load
+ * that the kernel's compilation pays for on every device and local size):
+ *   mN: the eval's whole domain (3 fields), and the split dimension;
+ *   mX: the extents of x, the argument checked against its owned box;
+ *   mC: where parts 1, 2, 3 of the split dimension start (its extent for a
+ *       part that does not exist), and the overlap;
+ *   mB: x's origin in its root; mO, mE: x's own owned box, half-open;
+ *   mG0, mG1 (domains kernel only): launch.domains[k].global of part k,
+ *       16 bits each (8 per dimension; 0: the default).
+ * The kernel finds its part from its hpl_global_id and derives everything
+ * it should see: its box of the domain (the part's owned range, or its
+ * launch.domains extents from there), x's part (halo added, clamped) and
+ * x's owned box (the part's owned range cut to x's own; empty: owned_lo ==
+ * owned_hi in the split dimension), in x's coordinates. */
+#define MODEL_ARGS "uint mN; uint mX; uint mC; uint mB; uint mO; uint mE;"
+#define MODEL_GLSL                                                                                             \
+    "#define F_ID (1u << 24)\n"                                                                                \
+    "#define F_BOX (1u << 25)\n"                                                                               \
+    "#define F_PART (1u << 26)\n"                                                                              \
+    "#define F_OWNED (1u << 27)\n"                                                                             \
+    "#define F_ORIGIN (1u << 28)\n"                                                                            \
+    "#define F_HALO (1u << 30)\n"                                                                              \
+    "#define F_PARTAT (1u << 31)\n"                                                                            \
+    "#if ND == 1\n"                                                                                            \
+    "#define VEC uint\n"                                                                                       \
+    "#define CUT(v) (v).x\n"                                                                                   \
+    "#define UN(v) uvec3(v, 0u, 0u)\n"                                                                         \
+    "#define VNZ(a) ((a) != 0u)\n"                                                                             \
+    "#define AT(a, v) hpl_at(a, v)\n"                                                                          \
+    "#define PAT(a, v) hpl_part_at(a, v)\n"                                                                    \
+    "#define OWNS(a, v) hpl_owns(a, v)\n"                                                                      \
+    "#define ENC(g) ((g) + 1u)\n"                                                                              \
+    "#elif ND == 2\n"                                                                                          \
+    "#define VEC uvec2\n"                                                                                      \
+    "#define CUT(v) (v).xy\n"                                                                                  \
+    "#define UN(v) uvec3(v, 0u)\n"                                                                             \
+    "#define VNZ(a) any(notEqual(a, uvec2(0u)))\n"                                                             \
+    "#define AT(a, v) hpl_at2(a, (v).x, (v).y)\n"                                                              \
+    "#define PAT(a, v) hpl_part_at2(a, (v).x, (v).y)\n"                                                        \
+    "#define OWNS(a, v) hpl_owns2(a, (v).x, (v).y)\n"                                                          \
+    "#define ENC(g) ((g).x * 1024u + (g).y + 1u)\n"                                                            \
+    "#else\n"                                                                                                  \
+    "#define VEC uvec3\n"                                                                                      \
+    "#define CUT(v) (v)\n"                                                                                     \
+    "#define UN(v) (v)\n"                                                                                      \
+    "#define VNZ(a) any(notEqual(a, uvec3(0u)))\n"                                                             \
+    "#define AT(a, v) hpl_at3(a, (v).x, (v).y, (v).z)\n"                                                       \
+    "#define PAT(a, v) hpl_part_at3(a, (v).x, (v).y, (v).z)\n"                                                 \
+    "#define OWNS(a, v) hpl_owns3(a, (v).x, (v).y, (v).z)\n"                                                   \
+    "#define ENC(g) ((g).x * 65536u + (g).y * 256u + (g).z + 1u)\n"                                            \
+    "#endif\n"                                                                                                 \
+    "uvec3 U8(uint v) { return uvec3(v & 255u, (v >> 8) & 255u, (v >> 16) & 255u); }\n"                        \
+    "uint D3(uvec3 a, uvec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }\n"                                \
+    "uvec3 S, X, PLO, PHI, OLO, OHI; bool EMPTY;\n"                                                            \
+    "uint model(uvec3 id) {\n"                                                                                 \
+    "    uvec3 N = U8(mN), C = U8(mC);\n"                                                                      \
+    "    S = uvec3(equal(uvec3(0u, 1u, 2u), uvec3(mN >> 24)));\n"                                              \
+    "    X = U8(mX);\n"                                                                                        \
+    "    uint ov = mC >> 24, g = D3(id, S), n = D3(N, S), k = uint(g >= C.x) + uint(g >= C.y) + uint(g >= C.z);\n" \
+    "    uint lo = k == 0u ? 0u : k == 1u ? C.x : k == 2u ? C.y : C.z;\n"                                      \
+    "    uint hi = k == 0u ? C.x : k == 1u ? C.y : k == 2u ? C.z : n;\n"                                       \
+    "    uvec3 blo = S * lo, bhi = N - N * S + S * hi;\n"                                                      \
+    "#ifdef HAS_DOMAINS\n"                                                                                     \
+    "    uint gd = ((k < 2u ? mG0 : mG1) >> ((k & 1u) * 16u)) & 0xffffu;\n"                                    \
+    "    if (gd != 0u) bhi = blo + uvec3(gd & 255u, gd >> 8, 1u);\n"                                           \
+    "#endif\n"                                                                                                 \
+    "    PLO = S * (lo > ov ? lo - ov : 0u); PHI = X - X * S + S * min(hi + ov, n);\n"                         \
+    "    uvec3 O = U8(mO), E = U8(mE);\n"                                                                      \
+    "    OLO = O - O * S + S * max(lo, D3(O, S)); OHI = E - E * S + S * min(hi, D3(E, S));\n"                  \
+    "    EMPTY = D3(OLO, S) >= D3(OHI, S);\n"                                                                  \
+    "    uvec3 a = (hpl_subkernel_offset ^ blo) | (hpl_subkernel_size ^ (bhi - blo)) | (hpl_global_size ^ N) |\n" \
+    "              (hpl_domain_size ^ N);\n"                                                                   \
+    "    return (any(greaterThanEqual(id - hpl_subkernel_offset, hpl_subkernel_size)) ? F_ID : 0u) |\n"        \
+    "           (any(notEqual(a, uvec3(0u))) ? F_BOX : 0u);\n"                                                 \
+    "}\n"                                                                                                      \
+    "bool model_owns(VEC e) {\n"                                                                               \
+    "    return !EMPTY && all(greaterThanEqual(UN(e), OLO)) && all(lessThan(UN(e), OHI));\n"                   \
+    "}\n"                                                                                                      \
+    "#define CHECK_X(f, a) { \\\n"                                                                             \
+    "    VEC d_ = (a.dims ^ CUT(X)) | (a.origin ^ CUT(U8(mB))) | \\\n"                                         \
+    "             (a.part_lo ^ CUT(PLO)) | (a.part_hi ^ CUT(PHI)); \\\n"                                       \
+    "    VEC o_ = (a.owned_lo ^ CUT(OLO)) | (a.owned_hi ^ CUT(OHI)); \\\n"                                     \
+    "    if (EMPTY) o_ = (a.owned_lo ^ a.owned_hi) & CUT(S); \\\n"                                             \
+    "    if (VNZ(d_)) f |= F_PART; \\\n"                                                                       \
+    "    if (VNZ(o_)) f |= F_OWNED; }\n"                                                                       \
+    "#define WHOLE(a) \\\n"                                                                                    \
+    "    (VNZ(a.origin | a.part_lo | a.owned_lo | (a.part_hi ^ a.dims) | (a.owned_hi ^ a.dims)) ? F_ORIGIN : 0u)\n"
 
-static const char *enc2_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_out(uint, 2) x; uint n0; uint n1; uint b0; uint b1; };\n"
-    "void main() {\n"
-    "    uvec2 id = hpl_global_id.xy;\n"
-    "    uvec2 g = hpl_subkernel_offset.xy + id;\n"
-    "    uint f = 0u;\n"
-    "    if (any(notEqual(x.origin + id - uvec2(b0, b1), g))) f |= 1u << 28;\n"
-    "    if (any(notEqual(hpl_global_size.xy, uvec2(n0, n1)))) f |= 1u << 29;\n"
-    "    if (any(notEqual(hpl_domain_size.xy, x.dims))) f |= 1u << 30;\n"
-    "    hpl_at2(x, id.x, id.y) = (g.x * 1024u + g.y + 1u) | f;\n"
-    "}\n";
+/* Writes each element of x that its subkernel owns (hpl_owns) with the
+ * encoding of its place (hpl_global_id: x's coordinates, as the domain is
+ * x's extents) and the flags of whatever disagrees with the model. */
+#define ENC_SRC(ND)                                                                                            \
+    "#version 460\n"                                                                                           \
+    "#define ND " #ND "\n"                                                                                     \
+    "#include <hplvk.glsl>\n"                                                                                  \
+    "hpl_args { hpl_out(uint, ND) x; " MODEL_ARGS " };\n" MODEL_GLSL                                           \
+    "void main() {\n"                                                                                          \
+    "    uvec3 id = hpl_global_id;\n"                                                                          \
+    "    VEC g = CUT(id);\n"                                                                                   \
+    "    uint f = model(id);\n"                                                                                \
+    "    CHECK_X(f, x)\n"                                                                                      \
+    "    if (OWNS(x, g)) AT(x, g) = ENC(g) | f;\n"                                                             \
+    "}\n"
 
-static const char *enc3_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_out(uint, 3) x; uint n0; uint n1; uint n2; uint b0; uint b1; uint b2; };\n"
-    "void main() {\n"
-    "    uvec3 id = hpl_global_id;\n"
-    "    uvec3 g = hpl_subkernel_offset + id;\n"
-    "    uint f = 0u;\n"
-    "    if (any(notEqual(x.origin + id - uvec3(b0, b1, b2), g))) f |= 1u << 28;\n"
-    "    if (any(notEqual(hpl_global_size, uvec3(n0, n1, n2)))) f |= 1u << 29;\n"
-    "    if (any(notEqual(hpl_domain_size, x.dims))) f |= 1u << 30;\n"
-    "    hpl_at3(x, id.x, id.y, id.z) = (g.x * 65536u + g.y * 256u + g.z + 1u) | f;\n"
-    "}\n";
+/* Reads every element of x's part along the split dimension at this
+ * invocation's other coordinates: through hpl_at in x's coordinates (against
+ * ref, a replicated copy of what x should hold), through hpl_part_at from
+ * part_lo, and hpl_owns against the model; writes y (x's extents, annotated
+ * like x) with the encoding of its place and the flags, and counts itself
+ * at its subkernel's first owned element of cnt (annotated like y). */
+#define PROBE_SRC(ND)                                                                                          \
+    "#version 460\n"                                                                                           \
+    "#define ND " #ND "\n"                                                                                     \
+    "#include <hplvk.glsl>\n"                                                                                  \
+    "hpl_args { hpl_out(uint, ND) y; hpl_in(uint, ND) x; hpl_in(uint, ND) ref; hpl_inout(uint, ND) cnt; "      \
+    MODEL_ARGS " };\n" MODEL_GLSL                                                                              \
+    "void main() {\n"                                                                                          \
+    "    uvec3 id = hpl_global_id;\n"                                                                          \
+    "    VEC g = CUT(id);\n"                                                                                   \
+    "    uint f = model(id) | WHOLE(ref);\n"                                                                   \
+    "    CHECK_X(f, x)\n"                                                                                      \
+    "    uint end = min(D3(UN(x.part_hi), S), D3(UN(x.dims), S));\n"                                           \
+    "    for (uint h = D3(UN(x.part_lo), S); h < end; h++) {\n"                                                \
+    "        VEC e = CUT(id - id * S + S * h);\n"                                                              \
+    "        uint v = AT(x, e);\n"                                                                             \
+    "        if (v != AT(ref, e)) f |= F_HALO;\n"                                                              \
+    "        if (PAT(x, e - x.part_lo) != v) f |= F_PARTAT;\n"                                                 \
+    "        if (OWNS(x, e) != model_owns(e)) f |= F_OWNED;\n"                                                 \
+    "    }\n"                                                                                                  \
+    "    AT(y, g) = ENC(g) | f;\n"                                                                             \
+    "    atomicAdd(AT(cnt, cnt.owned_lo), 1u);\n"                                                              \
+    "}\n"
+
+static const char *const enc_src[4] = {NULL, ENC_SRC(1), ENC_SRC(2), ENC_SRC(3)};
+static const char *const probe_src[4] = {NULL, PROBE_SRC(1), PROBE_SRC(2), PROBE_SRC(3)};
+
+typedef struct split_kernels {
+    hpl_kernel enc[4], probe[4]; /* by number of dimensions */
+} split_kernels;
 
 /* y = A x: y and A split by rows, x replicated. */
 static const char *matvec_src =
@@ -101,96 +234,102 @@ static const char *matvec_src =
     "}\n";
 
 /* launch.global: the first argument (a replicated table) does not give the
- * domain; out (R x C, split by rows with a halo) is written over the given
- * domain R x cg only. */
+ * domain; res (R x C, split by rows with a halo) is written over the given
+ * domain R x cg only, in its own coordinates; the table is whole everywhere. */
 static const char *global_src =
+    "#version 460\n"
+    "#define ND 2\n"
     "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 1) table; hpl_inout(uint, 2) res; uint n0; uint cg; };\n"
+    "hpl_args { hpl_in(uint, 1) table; hpl_inout(uint, 2) res; " MODEL_ARGS " };\n" MODEL_GLSL
     "void main() {\n"
-    "    uvec2 id = hpl_global_id.xy;\n"
-    "    uvec2 g = hpl_subkernel_offset.xy + id;\n"
-    "    uint f = 0u;\n"
-    "    if (any(notEqual(res.origin + id, g))) f |= 1u << 28;\n"
-    "    if (any(notEqual(hpl_global_size.xy, uvec2(n0, cg)))) f |= 1u << 29;\n"
-    "    if (hpl_domain_size.x != res.dims.x || hpl_domain_size.y != cg) f |= 1u << 30;\n"
-    "    hpl_at2(res, id.x, id.y) = (g.x * 1024u + g.y + hpl_at(table, g.y % 5u)) | f;\n"
+    "    uvec3 id = hpl_global_id;\n"
+    "    uint t = (table.dims ^ 5u) | table.origin | table.part_lo | (table.part_hi ^ 5u) | table.owned_lo |\n"
+    "             (table.owned_hi ^ 5u);\n"
+    "    uint f = model(id) | (t != 0u ? F_ORIGIN : 0u);\n"
+    "    CHECK_X(f, res)\n"
+    "    hpl_at2(res, id.x, id.y) = (id.x * 1024u + id.y + hpl_at(table, id.y % 5u)) | f;\n"
     "}\n";
 
-/* launch.domains: every element of the subkernel's domain gets its place in
- * the root and the domain's extents. */
+/* launch.domains: every element of the subkernel's domain (its box: from
+ * the start of its part's owned range of the whole domain, the given
+ * extents) gets its place and the box's extents (hpl_subkernel_size); flags
+ * when the box, hpl_global_size or hpl_domain_size disagree with the model. */
 static const char *domains_src =
+    "#version 460\n"
+    "#define ND 2\n"
+    "#define HAS_DOMAINS\n"
     "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(int, 2) m; };\n"
+    "hpl_args { hpl_inout(int, 2) m; " MODEL_ARGS " uint mG0; uint mG1; };\n" MODEL_GLSL
     "void main() {\n"
-    "    uvec2 id = hpl_global_id.xy;\n"
-    "    uvec2 g = m.origin + id;\n"
-    "    hpl_at2(m, id.x, id.y) = int((g.x * 64u + g.y) * 4096u + hpl_domain_size.x * 64u + hpl_domain_size.y);\n"
+    "    uvec3 id = hpl_global_id;\n"
+    "    uint f = model(id);\n"
+    "    hpl_at2(m, id.x, id.y) =\n"
+    "        int(((id.x * 64u + id.y) * 4096u + hpl_subkernel_size.x * 64u + hpl_subkernel_size.y) | f);\n"
     "}\n";
 
-/* One stencil step over a root R x C uint array (columns wrap). Rows 0 and
- * R-1 of the whole array are boundary rows; the first and last rows of a
- * part that are not boundary rows are halo rows: not owned, their value is
- * discarded by the library (written as garbage here on purpose). */
+/* One stencil step over an R x C uint array (columns wrap), written for one
+ * device: no subkernel offsets, no part arithmetic. Split by rows, each
+ * subkernel runs over the rows it owns and reads the halo rows above and
+ * below them. */
 static const char *stencil_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
     "void main() {\n"
     "    uint i = hpl_global_id.x, j = hpl_global_id.y;\n"
-    "    uint R = hpl_global_size.x, C = src.dims.y;\n"
-    "    uint g = src.origin.x + i;\n"
+    "    uint R = src.dims.x, C = src.dims.y;\n"
     "    uint c = hpl_at2(src, i, j);\n"
     "    uint v;\n"
-    "    if (g == 0u || g == R - 1u) v = (c * 3u + g + j) % 1000003u;\n"
-    "    else if (i == 0u || i == src.dims.x - 1u) v = 0xdeadbeefu;\n"
+    "    if (i == 0u || i == R - 1u) v = (c * 3u + i + j) % 1000003u;\n"
     "    else {\n"
     "        uint up = hpl_at2(src, i - 1u, j), dn = hpl_at2(src, i + 1u, j);\n"
     "        uint l = hpl_at2(src, i, (j + C - 1u) % C), r = hpl_at2(src, i, (j + 1u) % C);\n"
-    "        v = (up + 2u * c + 3u * dn + 5u * l + 7u * r + g) % 1000003u;\n"
+    "        v = (up + 2u * c + 3u * dn + 5u * l + 7u * r + i) % 1000003u;\n"
     "    }\n"
     "    hpl_at2(dst, i, j) = v;\n"
     "}\n";
 
-/* In place, one halo row on each side. own[r] is the part owning row r (a
- * replicated read-only array); the subkernel's own part is the owner of its
- * middle row. Owned rows update from themselves; an owned row next to a halo
- * row also reads it. Halo rows are only read. */
+/* In place, one halo row on each side. Owned rows update from themselves;
+ * an owned row next to a row it does not own (a halo row) also reads it.
+ * own[r] is the part owning row r by the host's partition (a replicated
+ * read-only array): hpl_owns2 must agree with it (0xdeadbeef otherwise). */
 static const char *inplace_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_inout(uint, 2) x; hpl_in(uint, 1) own; uint step; };\n"
     "void main() {\n"
     "    uint i = hpl_global_id.x, j = hpl_global_id.y;\n"
-    "    uint me = hpl_at(own, x.origin.x + x.dims.x / 2u);\n"
-    "    uint g = x.origin.x + i;\n"
-    "    if (hpl_at(own, g) != me) return;\n"
-    "    uint v = hpl_at2(x, i, j) * 3u + step + g;\n"
-    "    if (i > 0u && hpl_at(own, g - 1u) != me) v += hpl_at2(x, i - 1u, j);\n"
-    "    if (i + 1u < x.dims.x && hpl_at(own, g + 1u) != me) v += 7u * hpl_at2(x, i + 1u, j);\n"
+    "    bool up = i > 0u && !hpl_owns2(x, i - 1u, j), dn = i + 1u < x.dims.x && !hpl_owns2(x, i + 1u, j);\n"
+    "    uint v = hpl_at2(x, i, j) * 3u + step + i;\n"
+    "    if (up) v += hpl_at2(x, i - 1u, j);\n"
+    "    if (dn) v += 7u * hpl_at2(x, i + 1u, j);\n"
+    "    if (!hpl_owns2(x, i, j) || (i > 0u && up != (hpl_at(own, i - 1u) != hpl_at(own, i))) ||\n"
+    "        (i + 1u < x.dims.x && dn != (hpl_at(own, i + 1u) != hpl_at(own, i))))\n"
+    "        v = 0xdeadbeefu;\n"
     "    hpl_at2(x, i, j) = v;\n"
     "}\n";
 
-/* x += 1 + g % 3 in place (g: index in the whole domain). */
+/* x += 1 + i % 3 in place (i: index in the whole domain, = x's). */
 static const char *inc_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_inout(uint, 1) x; };\n"
-    "void main() { uint i = hpl_global_id.x; hpl_at(x, i) += 1u + (hpl_subkernel_offset.x + i) % 3u; }\n";
+    "void main() { uint i = hpl_global_id.x; hpl_at(x, i) += 1u + i % 3u; }\n";
 
-/* y = x[g-1] + x[g] + x[g+1] (edges: missing neighbours are 0); x is
- * split with a halo, y without: x's part starts at x.origin. */
+/* y = x[i-1] + x[i] + x[i+1] (edges: missing neighbours are 0); x is split
+ * with a halo, y without: both indexed in whole coordinates. */
 static const char *sum3_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_out(uint, 1) y; hpl_in(uint, 1) x; };\n"
-    "void main() { uint i = hpl_global_id.x, g = hpl_subkernel_offset.x + i, n = hpl_global_size.x;\n"
-    "    uint s = hpl_at(x, g - x.origin);\n"
-    "    if (g > 0u) s += hpl_at(x, g - 1u - x.origin);\n"
-    "    if (g + 1u < n) s += hpl_at(x, g + 1u - x.origin);\n"
+    "void main() { uint i = hpl_global_id.x, n = x.dims;\n"
+    "    uint s = hpl_at(x, i);\n"
+    "    if (i > 0u) s += hpl_at(x, i - 1u);\n"
+    "    if (i + 1u < n) s += hpl_at(x, i + 1u);\n"
     "    hpl_at(y, i) = s; }\n";
 
-/* Error cases: p and q written with v + g, 2v + g (g: index in the whole). */
+/* Error cases: p and q written with v + i, 2v + i (i: index in the whole). */
 static const char *two1_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_out(uint, 1) p; hpl_out(uint, 1) q; uint v; };\n"
-    "void main() { uint i = hpl_global_id.x, g = hpl_subkernel_offset.x + i;\n"
-    "    hpl_at(p, i) = v + g; if (i < q.dims) hpl_at(q, i) = 2u * v + g; }\n";
+    "void main() { uint i = hpl_global_id.x;\n"
+    "    hpl_at(p, i) = v + i; if (i < q.dims) hpl_at(q, i) = 2u * v + i; }\n";
 
 static const char *one2_src =
     "#include <hplvk.glsl>\n"
@@ -238,6 +377,139 @@ static int partition(uint64_t n, int D, uint64_t ov, part_t *out)
     return P;
 }
 
+/* What each subkernel of an eval should see (the kernels' model above,
+ * computed by the host for its own checks). */
+typedef struct gpart {
+    uint64_t lo, hi;                 /* its owned range of the split dimension */
+    uint64_t box_lo[3], box_hi[3];   /* its box of the domain */
+    uint64_t part_lo[3], part_hi[3]; /* x's part, halo included (x's coordinates) */
+    uint64_t own_lo[3], own_hi[3];   /* x's owned box, unless empty */
+    bool empty;                      /* x owns nothing here */
+} gpart;
+
+typedef struct geom {
+    int ndims, dim, P;
+    uint64_t ov;
+    uint64_t whole[3];             /* the eval's domain */
+    uint64_t xdims[3], xorigin[3]; /* x's extents and origin in its root */
+    uint64_t xol[3], xoh[3];       /* x's own owned box */
+    gpart part[MAXD];
+} geom;
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+static void geom_init(geom *g, int nd, int dim, uint64_t ov, const uint64_t whole[3], const uint64_t xd[3],
+                      const uint64_t xo[3], const uint64_t ol[3], const uint64_t oh[3])
+{
+    memset(g, 0, sizeof *g);
+    g->ndims = nd;
+    g->dim = dim;
+    g->ov = ov;
+    for (int d = 0; d < 3; d++) {
+        g->whole[d] = whole[d];
+        g->xdims[d] = xd[d];
+        g->xorigin[d] = xo[d];
+        g->xol[d] = ol[d];
+        g->xoh[d] = oh[d];
+    }
+}
+
+/* x (extents xd, origin xo, owned box [ol, oh) in its own coordinates)
+ * annotated with hpl_part(x, dim, ov) over D devices, the domain `whole`
+ * (as long as x along dim): the domain split without overlap, x's parts
+ * with the halo clamped, x's owned box each part's owned range intersected
+ * with x's own owned box. */
+static void geom_split(geom *g, int nd, const uint64_t whole[3], const uint64_t xd[3], const uint64_t xo[3],
+                       const uint64_t ol[3], const uint64_t oh[3], int dim, uint64_t ov, int D)
+{
+    geom_init(g, nd, dim, ov, whole, xd, xo, ol, oh);
+    CHECK(whole[dim] == xd[dim], "test bug: the domain and x differ along the split dimension");
+    part_t p[MAXD];
+    g->P = partition(xd[dim], D, ov, p);
+    for (int k = 0; k < g->P; k++) {
+        gpart *q = &g->part[k];
+        for (int d = 0; d < 3; d++) {
+            q->box_lo[d] = 0;
+            q->box_hi[d] = whole[d];
+            q->part_lo[d] = 0;
+            q->part_hi[d] = xd[d];
+            q->own_lo[d] = ol[d];
+            q->own_hi[d] = oh[d];
+        }
+        q->lo = q->box_lo[dim] = p[k].lo;
+        q->hi = q->box_hi[dim] = p[k].hi;
+        q->part_lo[dim] = p[k].hl;
+        q->part_hi[dim] = p[k].hh;
+        q->own_lo[dim] = max_u64(p[k].lo, ol[dim]);
+        q->own_hi[dim] = min_u64(p[k].hi, oh[dim]);
+        if (q->own_lo[dim] >= q->own_hi[dim]) {
+            q->empty = true;
+            q->own_lo[dim] = q->own_hi[dim] = 0;
+        }
+    }
+}
+
+/* x passed plainly (not annotated) to a one-device eval over its extents:
+ * one subkernel, the whole domain, part = x, owned box = x's. */
+static void geom_plain(geom *g, int nd, const uint64_t xd[3], const uint64_t xo[3], const uint64_t ol[3],
+                       const uint64_t oh[3])
+{
+    geom_init(g, nd, 0, 0, xd, xd, xo, ol, oh);
+    g->P = 1;
+    g->part[0].hi = xd[0];
+    for (int d = 0; d < 3; d++) {
+        g->part[0].box_hi[d] = g->part[0].part_hi[d] = xd[d];
+        g->part[0].own_lo[d] = ol[d];
+        g->part[0].own_hi[d] = oh[d];
+    }
+}
+
+/* The model's scalars (MODEL_ARGS, then mG0, mG1 for the domains kernel). */
+typedef struct model_args {
+    uint32_t v[8];
+} model_args;
+
+static uint32_t u8x3(const uint64_t v[3])
+{
+    CHECK(v[0] < 256 && v[1] < 256 && v[2] < 256, "test bug: %" PRIu64 ", %" PRIu64 ", %" PRIu64 " do not fit 8 bits",
+          v[0], v[1], v[2]);
+    return (uint32_t)(v[0] | v[1] << 8 | v[2] << 16);
+}
+
+/* given: launch.domains (NULL: none). */
+static model_args model_of(const geom *g, const hpl_domain *given)
+{
+    model_args m;
+    memset(&m, 0, sizeof m);
+    CHECK(g->P <= 4 && g->ov < 256, "test bug: the kernels' model holds 4 parts and an overlap below 256");
+    uint64_t c[3];
+    for (int k = 1; k <= 3; k++)
+        c[k - 1] = k < g->P ? g->part[k].lo : g->whole[g->dim];
+    m.v[0] = u8x3(g->whole) | (uint32_t)g->dim << 24;
+    m.v[1] = u8x3(g->xdims);
+    m.v[2] = u8x3(c) | (uint32_t)g->ov << 24;
+    m.v[3] = u8x3(g->xorigin);
+    m.v[4] = u8x3(g->xol);
+    m.v[5] = u8x3(g->xoh);
+    for (int k = 0; given && k < g->P; k++) {
+        const uint64_t *e = given[k].global;
+        if (e[0] || e[1] || e[2])
+            m.v[6 + k / 2] |= (u8x3((uint64_t[3]){e[0], e[1] ? e[1] : 1, 0}) & 0xffffu) << (16 * (k % 2));
+    }
+    return m;
+}
+#define MODEL_HPL_ARGS(m)                                                                                      \
+    hpl_u32((m).v[0]), hpl_u32((m).v[1]), hpl_u32((m).v[2]), hpl_u32((m).v[3]), hpl_u32((m).v[4]),             \
+        hpl_u32((m).v[5])
+
 static hpl_launch dev_launch(const int *devs, int D)
 {
     hpl_launch l;
@@ -274,7 +546,7 @@ static uint32_t init_value(uint64_t lin)
     return 0xA0000000u + (uint32_t)lin;
 }
 
-/* Encoding written by enc1/2/3 at g (coordinates in the annotated array). */
+/* The encoding the checking kernels write at g (their argument's coordinates). */
 static uint32_t enc(int ndims, const uint64_t g[3])
 {
     if (ndims == 1)
@@ -284,30 +556,55 @@ static uint32_t enc(int ndims, const uint64_t g[3])
     return (uint32_t)(g[0] * 65536u + g[1] * 256u + g[2] + 1u);
 }
 
-static const char *flags_text(uint32_t v)
+/* What a wrong value says: never written (still `untouched`), or the flags
+ * the kernel set. */
+static const char *flags_text(uint32_t v, uint32_t untouched)
 {
-    if (v >= 0xA0000000u)
+    static char buf[400];
+    static const char *const names[8] = {"hpl_global_id outside its subkernel's box",
+                                         "subkernel box, hpl_global_size or hpl_domain_size",
+                                         "dims, origin or part_lo/part_hi",
+                                         "owned_lo/owned_hi or hpl_owns",
+                                         "a replicated array not whole",
+                                         "?",
+                                         "a value read through hpl_at",
+                                         "hpl_part_at"};
+    if (v == untouched)
         return " (never written)";
-    if (v & FLAG_ORIGIN)
-        return " (x.origin disagrees with hpl_subkernel_offset)";
-    if (v & FLAG_GLOBAL)
-        return " (hpl_global_size is not the whole domain)";
-    if (v & FLAG_DOMAIN)
-        return " (hpl_domain_size is not the part)";
-    return "";
+    if (!(v & F_ALL))
+        return "";
+    int o = snprintf(buf, sizeof buf, " (wrong:");
+    for (int b = 0; b < 8; b++)
+        if (v & (1u << (24 + b)))
+            o += snprintf(buf + o, sizeof buf - (size_t)o, " %s;", names[b]);
+    snprintf(buf + o, sizeof buf - (size_t)o, ")");
+    return buf;
+}
+
+static uint64_t lin3(const uint64_t dims[3], uint64_t i, uint64_t j, uint64_t k)
+{
+    return (i * dims[1] + j) * dims[2] + k;
 }
 
 /* ---- 1. part sizes ---------------------------------------------------------
  *
- * The root (extents rd) holds init_value(lin); the annotated array is the
- * root itself or its subarray `view` at origin vo with extents vd. It is
- * split along `dim` with overlap ov over the devices devs[0..D-1] (devs NULL:
- * the default devices, 0..D-1). */
+ * The root (extents rd) holds init_value(lin); the argument x is the root,
+ * a subarray of it (owned or not), or a part of an earlier split of the root
+ * (which the enc kernel wrote whole). It is split along `dim` with overlap
+ * ov over the devices devs[0..D-1] (devs NULL: the default devices,
+ * 0..D-1), or passed plainly to devs[0] (device 0). */
 typedef struct split_case {
     int ndims;
     uint64_t rd[3];          /* root extents (unused: 1) */
     bool use_sub;
-    hpl_range sub[3];        /* the annotated subarray's ranges (use_sub) */
+    hpl_range sub[3];        /* x: the subarray with these ranges (use_sub) */
+    bool use_owned;
+    hpl_range own[3];        /* and this owned box (use_owned; root coordinates) */
+    int pre_D;               /* > 0: x is part pre_index of the root split along */
+    int pre_dim, pre_index;  /* pre_dim with overlap pre_ov over devices 0..pre_D-1 */
+    int64_t pre_ov;
+    bool plain;              /* not annotated: one plain eval */
+    bool no_probe;           /* skip the second eval (compiled per device) */
     int dim;
     int64_t ov;
     const int *devs;         /* NULL: default devices */
@@ -326,6 +623,20 @@ static void describe(const split_case *c, char *buf, size_t n)
             o += snprintf(buf + o, n - (size_t)o, "%s%" PRIu64 "..%" PRIu64, k ? "," : "", c->sub[k].first,
                           c->sub[k].last);
         o += snprintf(buf + o, n - (size_t)o, "]");
+        if (c->use_owned) {
+            o += snprintf(buf + o, n - (size_t)o, " owned[");
+            for (int k = 0; k < c->ndims; k++)
+                o += snprintf(buf + o, n - (size_t)o, "%s%" PRIu64 "..%" PRIu64, k ? "," : "", c->own[k].first,
+                              c->own[k].last);
+            o += snprintf(buf + o, n - (size_t)o, "]");
+        }
+    }
+    if (c->pre_D > 0)
+        o += snprintf(buf + o, n - (size_t)o, " part %d of (dim %d overlap %" PRId64 " over %d)", c->pre_index,
+                      c->pre_dim, c->pre_ov, c->pre_D);
+    if (c->plain) {
+        snprintf(buf + o, n - (size_t)o, " plain on device %d", c->devs ? c->devs[0] : 0);
+        return;
     }
     o += snprintf(buf + o, n - (size_t)o, " dim %d overlap %" PRId64 " devices ", c->dim, c->ov);
     if (!c->devs)
@@ -338,62 +649,185 @@ static void describe(const split_case *c, char *buf, size_t n)
     }
 }
 
-static void run_split(hpl_context *ctx, const hpl_kernel enc_k[4], const split_case *c)
+static hpl_array array_of(hpl_context *ctx, int nd, const uint64_t d[3])
 {
-    char what[200];
+    return th_array(ctx, HPL_UINT32, d[0], nd > 1 ? d[1] : 0, nd > 2 ? d[2] : 0);
+}
+
+/* The enc eval of argument xa (model g; annotated or plain) with launch l.
+ * Returns whether it ran. */
+static bool run_enc(hpl_context *ctx, const split_kernels *K, const hpl_launch *l, hpl_arg xa, const geom *g,
+                    const char *what)
+{
+    model_args m = model_of(g, NULL);
+    int r = hpl_eval(ctx, K->enc[g->ndims], l, HPL_ARGS(xa, MODEL_HPL_ARGS(m)));
+    return CHECK(r == HPL_OK, "%s: hpl_eval = %s: %s", what, hpl_error_name(r), hpl_last_error());
+}
+
+static void run_split(hpl_context *ctx, const split_kernels *K, const split_case *c)
+{
+    char what[300];
     describe(c, what, sizeof what);
     const int nd = c->ndims;
     uint64_t rd[3] = {c->rd[0], nd > 1 ? c->rd[1] : 1, nd > 2 ? c->rd[2] : 1};
     uint64_t total = rd[0] * rd[1] * rd[2];
-    hpl_array root = th_array(ctx, HPL_UINT32, c->rd[0], nd > 1 ? c->rd[1] : 0, nd > 2 ? c->rd[2] : 0);
-    uint32_t *buf = malloc(total * sizeof(uint32_t));
+    hpl_array root = array_of(ctx, nd, rd);
+    uint32_t *expect = malloc(total * sizeof(uint32_t)), *buf = malloc(total * sizeof(uint32_t));
     for (uint64_t i = 0; i < total; i++)
-        buf[i] = init_value(i);
-    CHECK_OK(hpl_array_write(ctx, root, buf, total * sizeof(uint32_t)));
+        expect[i] = init_value(i);
+    CHECK_OK(hpl_array_write(ctx, root, expect, total * sizeof(uint32_t)));
+    const int *devs = c->devs ? c->devs : IDENT;
+    hpl_array y = {0}, ref = {0}, cnt = {0};
+    uint32_t *vbuf = NULL;
 
-    uint64_t vo[3] = {0, 0, 0}, vd[3] = {rd[0], rd[1], rd[2]};
+    /* x: origin vo in the root, extents vd, owned box [ol, oh) in its own
+     * coordinates. */
+    uint64_t vo[3] = {0, 0, 0}, vd[3] = {rd[0], rd[1], rd[2]}, ol[3] = {0, 0, 0}, oh[3] = {rd[0], rd[1], rd[2]};
     hpl_array view = root;
-    if (c->use_sub) {
-        if (!CHECK_OK(hpl_subarray(ctx, root, nd, c->sub, &view))) {
-            free(buf);
-            return;
+    int root_parts = 0;
+    if (c->pre_D > 0) {
+        geom pg;
+        static const uint64_t zero[3] = {0, 0, 0};
+        geom_split(&pg, nd, rd, rd, zero, zero, rd, c->pre_dim, (uint64_t)c->pre_ov, c->pre_D);
+        hpl_launch pl = dev_launch(IDENT, c->pre_D);
+        char w[340];
+        snprintf(w, sizeof w, "%s: the earlier split", what);
+        if (!run_enc(ctx, K, &pl, hpl_part(root, c->pre_dim, c->pre_ov), &pg, w))
+            goto out;
+        for (uint64_t i = 0; i < rd[0]; i++)
+            for (uint64_t j = 0; j < rd[1]; j++)
+                for (uint64_t k = 0; k < rd[2]; k++)
+                    expect[lin3(rd, i, j, k)] = enc(nd, (uint64_t[3]){i, j, k});
+        root_parts = pg.P;
+        if (!CHECK_OK(hpl_array_part(ctx, root, c->pre_index, &view, NULL)))
+            goto out;
+        const gpart *q = &pg.part[c->pre_index];
+        for (int d = 0; d < 3; d++) {
+            vo[d] = q->part_lo[d];
+            vd[d] = q->part_hi[d] - q->part_lo[d];
+            ol[d] = q->own_lo[d] - q->part_lo[d];
+            oh[d] = q->own_hi[d] - q->part_lo[d];
         }
-        for (int k = 0; k < nd; k++) {
-            vo[k] = c->sub[k].first;
-            vd[k] = c->sub[k].last - c->sub[k].first + 1;
+    } else if (c->use_sub) {
+        int r = c->use_owned ? hpl_subarray_owned(ctx, root, nd, c->sub, c->own, &view)
+                             : hpl_subarray(ctx, root, nd, c->sub, &view);
+        if (!CHECK(r == HPL_OK, "%s: subarray: %s", what, hpl_last_error()))
+            goto out;
+        for (int d = 0; d < nd; d++) {
+            vo[d] = c->sub[d].first;
+            vd[d] = c->sub[d].last - c->sub[d].first + 1;
+            ol[d] = c->use_owned ? c->own[d].first - c->sub[d].first : 0;
+            oh[d] = c->use_owned ? c->own[d].last + 1 - c->sub[d].first : vd[d];
         }
     }
-    const int *devs = c->devs ? c->devs : IDENT;
-    hpl_launch l = dev_launch(c->devs, c->D);
+    if (view.id != root.id) {
+        hpl_array_info info;
+        memset(&info, 0, sizeof info);
+        if (CHECK_OK(hpl_array_get_info(ctx, view, &info)))
+            for (int d = 0; d < nd; d++)
+                CHECK(info.dims[d] == vd[d] && info.origin[d] == vo[d] && info.owned_first[d] == ol[d] &&
+                          info.owned_last[d] == oh[d] - 1,
+                      "%s: the argument's dim %d: extent %" PRIu64 " at %" PRIu64 " owned %" PRIu64 "..%" PRIu64
+                      ", want %" PRIu64 " at %" PRIu64 " owned %" PRIu64 "..%" PRIu64,
+                      what, d, info.dims[d], info.origin[d], info.owned_first[d], info.owned_last[d], vd[d], vo[d],
+                      ol[d], oh[d] - 1);
+    }
+
+    geom g;
+    if (c->plain)
+        geom_plain(&g, nd, vd, vo, ol, oh);
+    else
+        geom_split(&g, nd, vd, vd, vo, ol, oh, c->dim, (uint64_t)c->ov, c->D);
+    const int P = g.P;
+    hpl_launch l = dev_launch(c->plain ? NULL : c->devs, c->D);
+    if (c->plain)
+        l.device = devs[0];
     for (int k = 0; k < 3; k++)
         l.local[k] = c->local[k];
-    hpl_arg a = hpl_part(view, c->dim, c->ov);
+    hpl_arg xa = c->plain ? hpl_arr(view) : hpl_part(view, c->dim, c->ov);
     hpl_stats before = stats_now(ctx);
-    int r;
-    if (nd == 1)
-        r = hpl_eval(ctx, enc_k[1], &l, HPL_ARGS(a, hpl_u32((uint32_t)vd[0]), hpl_u32((uint32_t)vo[0])));
-    else if (nd == 2)
-        r = hpl_eval(ctx, enc_k[2], &l,
-                     HPL_ARGS(a, hpl_u32((uint32_t)vd[0]), hpl_u32((uint32_t)vd[1]), hpl_u32((uint32_t)vo[0]),
-                              hpl_u32((uint32_t)vo[1])));
-    else
-        r = hpl_eval(ctx, enc_k[3], &l,
-                     HPL_ARGS(a, hpl_u32((uint32_t)vd[0]), hpl_u32((uint32_t)vd[1]), hpl_u32((uint32_t)vd[2]),
-                              hpl_u32((uint32_t)vo[0]), hpl_u32((uint32_t)vo[1]), hpl_u32((uint32_t)vo[2])));
-    if (!CHECK(r == HPL_OK, "%s: hpl_eval = %s: %s", what, hpl_error_name(r), hpl_last_error())) {
-        CHECK_OK(hpl_array_destroy(ctx, root));
-        free(buf);
-        return;
+    if (!run_enc(ctx, K, &l, xa, &g, what))
+        goto out;
+    /* x now holds the encoding of its place wherever a part owns it. */
+    for (int k = 0; k < P; k++) {
+        const gpart *q = &g.part[k];
+        if (q->empty)
+            continue;
+        for (uint64_t i = q->own_lo[0]; i < q->own_hi[0]; i++)
+            for (uint64_t j = q->own_lo[1]; j < q->own_hi[1]; j++)
+                for (uint64_t k2 = q->own_lo[2]; k2 < q->own_hi[2]; k2++)
+                    expect[lin3(rd, vo[0] + i, vo[1] + j, vo[2] + k2)] = enc(nd, (uint64_t[3]){i, j, k2});
+    }
+
+    /* The probe: every part read back on its device, halo included; each
+     * subkernel's invocations counted. A fixed local size: one pipeline per
+     * device and dimensionality (compiling is most of this test's time on
+     * Lavapipe), as the enc eval covers the library's choice and launch.local. */
+    if (!c->no_probe) {
+        uint64_t vn = vd[0] * vd[1] * vd[2];
+        vbuf = malloc(vn * sizeof(uint32_t));
+        for (uint64_t i = 0; i < vd[0]; i++)
+            for (uint64_t j = 0; j < vd[1]; j++)
+                for (uint64_t k = 0; k < vd[2]; k++)
+                    vbuf[lin3(vd, i, j, k)] = expect[lin3(rd, vo[0] + i, vo[1] + j, vo[2] + k)];
+        ref = array_of(ctx, nd, vd);
+        y = array_of(ctx, nd, vd);
+        cnt = array_of(ctx, nd, vd);
+        CHECK_OK(hpl_array_write(ctx, ref, vbuf, vn * sizeof(uint32_t)));
+        memset(vbuf, 0, vn * sizeof(uint32_t));
+        CHECK_OK(hpl_array_write(ctx, cnt, vbuf, vn * sizeof(uint32_t)));
+        hpl_launch pl = l;
+        static const uint32_t probe_local[4][3] = {{0}, {8, 1, 1}, {4, 2, 1}, {2, 2, 2}};
+        memcpy(pl.local, probe_local[nd], sizeof pl.local);
+        hpl_arg ya = c->plain ? hpl_arr(y) : hpl_part(y, c->dim, c->ov);
+        hpl_arg ca = c->plain ? hpl_arr(cnt) : hpl_part(cnt, c->dim, c->ov);
+        model_args m = model_of(&g, NULL);
+        int r = hpl_eval(ctx, K->probe[nd], &pl, HPL_ARGS(ya, xa, hpl_arr(ref), ca, MODEL_HPL_ARGS(m)));
+        if (CHECK(r == HPL_OK, "%s: probe: hpl_eval = %s: %s", what, hpl_error_name(r), hpl_last_error()) &&
+            CHECK_OK(hpl_array_read(ctx, y, vbuf, vn * sizeof(uint32_t)))) {
+            uint64_t bad = 0, fi = 0;
+            uint32_t fw = 0;
+            for (uint64_t i = 0; i < vd[0]; i++)
+                for (uint64_t j = 0; j < vd[1]; j++)
+                    for (uint64_t k = 0; k < vd[2]; k++) {
+                        uint32_t w = enc(nd, (uint64_t[3]){i, j, k});
+                        if (vbuf[lin3(vd, i, j, k)] != w && bad++ == 0) {
+                            fi = lin3(vd, i, j, k);
+                            fw = w;
+                        }
+                    }
+            CHECK(bad == 0, "%s: reading the parts back: %" PRIu64 " of %" PRIu64 " wrong, first [%" PRIu64
+                  "] = 0x%x want 0x%x%s", what, bad, vn, fi, bad ? vbuf[fi] : 0, fw,
+                  bad ? flags_text(vbuf[fi], 0) : "");
+        }
+        /* Each subkernel counted its invocations at its first owned element
+         * of cnt: exactly its owned range of the domain, nothing else. */
+        if (r == HPL_OK && CHECK_OK(hpl_array_read(ctx, cnt, vbuf, vn * sizeof(uint32_t)))) {
+            uint32_t *want_cnt = calloc(vn, sizeof(uint32_t));
+            for (int k = 0; k < P; k++) {
+                const gpart *q = &g.part[k];
+                want_cnt[lin3(vd, q->box_lo[0], q->box_lo[1], q->box_lo[2])] =
+                    (uint32_t)((q->box_hi[0] - q->box_lo[0]) * (q->box_hi[1] - q->box_lo[1]) *
+                               (q->box_hi[2] - q->box_lo[2]));
+            }
+            uint64_t bad = 0, fi = 0;
+            for (uint64_t i = 0; i < vn; i++)
+                if (vbuf[i] != want_cnt[i] && bad++ == 0)
+                    fi = i;
+            CHECK(bad == 0,
+                  "%s: invocations counted at each subkernel's first owned element: %" PRIu64 " of %" PRIu64
+                  " wrong, first [%" PRIu64 "] = %u, want %u",
+                  what, bad, vn, fi, bad ? vbuf[fi] : 0, want_cnt[fi]);
+            free(want_cnt);
+        }
     }
 
     /* Devices past the parts ran nothing: no buffer appeared there. */
     {
         hpl_stats after = stats_now(ctx);
-        part_t tmp[MAXD];
-        int np = partition(vd[c->dim], c->D, (uint64_t)c->ov, tmp);
         for (int d = 0; d < after.device_count && d < MAXD; d++) {
             bool used = false;
-            for (int i = 0; i < np; i++)
+            for (int i = 0; i < P; i++)
                 used = used || devs[i] == d;
             if (!used)
                 CHECK(after.device[d].resident_bytes == before.device[d].resident_bytes,
@@ -402,40 +836,28 @@ static void run_split(hpl_context *ctx, const hpl_kernel enc_k[4], const split_c
         }
     }
 
-    /* The whole root: the view encoded, the rest untouched. */
+    /* The whole root: x's owned boxes encoded, the rest untouched. */
     if (CHECK_OK(hpl_array_read(ctx, root, buf, total * sizeof(uint32_t)))) {
         uint64_t bad = 0, fi = 0;
-        uint32_t fw = 0;
-        for (uint64_t i = 0; i < rd[0]; i++)
-            for (uint64_t j = 0; j < rd[1]; j++)
-                for (uint64_t k = 0; k < rd[2]; k++) {
-                    uint64_t lin = (i * rd[1] + j) * rd[2] + k;
-                    uint64_t p[3] = {i, j, k};
-                    bool in = true;
-                    uint64_t g[3];
-                    for (int d = 0; d < 3; d++) {
-                        in = in && p[d] >= vo[d] && p[d] < vo[d] + vd[d];
-                        g[d] = p[d] - vo[d];
-                    }
-                    uint32_t want = in ? enc(nd, g) : init_value(lin);
-                    if (buf[lin] != want && bad++ == 0) {
-                        fi = lin;
-                        fw = want;
-                    }
-                }
+        for (uint64_t i = 0; i < total; i++)
+            if (buf[i] != expect[i] && bad++ == 0)
+                fi = i;
         CHECK(bad == 0, "%s: %" PRIu64 " of %" PRIu64 " elements wrong, first [%" PRIu64 "] = 0x%x want 0x%x%s", what,
-              bad, total, fi, bad ? buf[fi] : 0, fw, bad ? flags_text(buf[fi]) : "");
+              bad, total, fi, bad ? buf[fi] : 0, expect[fi], bad ? flags_text(buf[fi], init_value(fi)) : "");
     }
 
+    if (c->plain) {
+        CHECK(hpl_array_part_count(ctx, view) == 0, "%s: a plain eval split the argument in %d parts", what,
+              hpl_array_part_count(ctx, view));
+        goto out;
+    }
     /* The parts. */
-    part_t parts[MAXD];
-    int P = partition(vd[c->dim], c->D, (uint64_t)c->ov, parts);
-    int cnt = hpl_array_part_count(ctx, view);
-    CHECK(cnt == P, "%s: hpl_array_part_count = %d, want %d", what, cnt, P);
-    if (c->use_sub)
-        CHECK(hpl_array_part_count(ctx, root) == 0, "%s: the root was not split but has %d parts", what,
-              hpl_array_part_count(ctx, root));
-    for (int i = 0; i < P && i < cnt; i++) {
+    int nparts = hpl_array_part_count(ctx, view);
+    CHECK(nparts == P, "%s: hpl_array_part_count = %d, want %d", what, nparts, P);
+    if (view.id != root.id)
+        CHECK(hpl_array_part_count(ctx, root) == root_parts, "%s: the root has %d parts, want %d", what,
+              hpl_array_part_count(ctx, root), root_parts);
+    for (int i = 0; i < P && i < nparts; i++) {
         hpl_array part = {0};
         int dev = -7;
         if (!CHECK_OK(hpl_array_part(ctx, view, i, &part, &dev)))
@@ -449,18 +871,12 @@ static void run_split(hpl_context *ctx, const hpl_kernel enc_k[4], const split_c
         memset(&info, 0, sizeof info);
         if (!CHECK_OK(hpl_array_get_info(ctx, part, &info)))
             continue;
-        uint64_t pd[3], po[3], of[3], ol[3];
+        const gpart *q = &g.part[i];
+        uint64_t pd[3], po[3];
         for (int d = 0; d < 3; d++) {
-            pd[d] = vd[d];
-            po[d] = vo[d];
-            of[d] = 0;
-            ol[d] = vd[d] - 1;
+            pd[d] = q->part_hi[d] - q->part_lo[d];
+            po[d] = vo[d] + q->part_lo[d];
         }
-        const part_t *q = &parts[i];
-        pd[c->dim] = q->hh - q->hl;
-        po[c->dim] = vo[c->dim] + q->hl;
-        of[c->dim] = q->lo - q->hl;
-        ol[c->dim] = q->hi - 1 - q->hl;
         CHECK(info.is_subarray && info.root.id == root.id && info.parent.id == view.id && info.ndims == nd &&
                   info.type == HPL_UINT32,
               "%s: part %d: is_subarray %d root %" PRIx64 " (want %" PRIx64 ") parent %" PRIx64 " (want %" PRIx64
@@ -470,9 +886,16 @@ static void run_split(hpl_context *ctx, const hpl_kernel enc_k[4], const split_c
             CHECK(info.dims[d] == pd[d] && info.origin[d] == po[d],
                   "%s: part %d dim %d: extent %" PRIu64 " origin %" PRIu64 ", want %" PRIu64 " at %" PRIu64, what, i,
                   d, info.dims[d], info.origin[d], pd[d], po[d]);
-            CHECK(info.owned_first[d] == of[d] && info.owned_last[d] == ol[d],
-                  "%s: part %d dim %d: owned %" PRIu64 "..%" PRIu64 ", want %" PRIu64 "..%" PRIu64, what, i, d,
-                  info.owned_first[d], info.owned_last[d], of[d], ol[d]);
+            if (q->empty && d == c->dim)
+                CHECK(info.owned_last[d] + 1 == info.owned_first[d],
+                      "%s: part %d dim %d: owned %" PRIu64 "..%" PRIu64 ", want an empty range", what, i, d,
+                      info.owned_first[d], info.owned_last[d]);
+            else if (!q->empty)
+                CHECK(info.owned_first[d] == q->own_lo[d] - q->part_lo[d] &&
+                          info.owned_last[d] == q->own_hi[d] - 1 - q->part_lo[d],
+                      "%s: part %d dim %d: owned %" PRIu64 "..%" PRIu64 ", want %" PRIu64 "..%" PRIu64, what, i, d,
+                      info.owned_first[d], info.owned_last[d], q->own_lo[d] - q->part_lo[d],
+                      q->own_hi[d] - 1 - q->part_lo[d]);
         }
         /* Its contents, halo included. */
         uint64_t n = pd[0] * pd[1] * pd[2];
@@ -481,10 +904,8 @@ static void run_split(hpl_context *ctx, const hpl_kernel enc_k[4], const split_c
             uint64_t bad = 0;
             for (uint64_t a0 = 0; a0 < pd[0]; a0++)
                 for (uint64_t a1 = 0; a1 < pd[1]; a1++)
-                    for (uint64_t a2 = 0; a2 < pd[2]; a2++) {
-                        uint64_t g[3] = {po[0] - vo[0] + a0, po[1] - vo[1] + a1, po[2] - vo[2] + a2};
-                        bad += pb[(a0 * pd[1] + a1) * pd[2] + a2] != enc(nd, g);
-                    }
+                    for (uint64_t a2 = 0; a2 < pd[2]; a2++)
+                        bad += pb[lin3(pd, a0, a1, a2)] != expect[lin3(rd, po[0] + a0, po[1] + a1, po[2] + a2)];
             CHECK(bad == 0, "%s: part %d read back: %" PRIu64 " of %" PRIu64 " elements wrong", what, i, bad, n);
         }
         free(pb);
@@ -497,71 +918,112 @@ static void run_split(hpl_context *ctx, const hpl_kernel enc_k[4], const split_c
         CHECK_FAILS_ANY(hpl_array_part(ctx, view, P, &none, NULL), ((int[]){HPL_ERROR_OUT_OF_RANGE,
                         HPL_ERROR_INVALID_ARGUMENT}), 2, "");
     CHECK(none.id == 0, "%s: a failing hpl_array_part wrote its out-parameter", what);
+out:
+    if (y.id)
+        CHECK_OK(hpl_array_destroy(ctx, y));
+    if (ref.id)
+        CHECK_OK(hpl_array_destroy(ctx, ref));
+    if (cnt.id)
+        CHECK_OK(hpl_array_destroy(ctx, cnt));
     CHECK_OK(hpl_array_destroy(ctx, root));
+    free(vbuf);
+    free(expect);
     free(buf);
 }
 
-static void part_sizes(hpl_context *ctx, const hpl_kernel enc_k[4])
+static void part_sizes(hpl_context *ctx, const split_kernels *K)
 {
     static const int three[] = {0, 1, 2};
     /* 1-D: n not divisible by D, and n < D. */
     static const uint64_t ns[] = {10, 11, 13, 5};
     for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
         for (int ov = 0; ov <= 2; ov++) {
-            run_split(ctx, enc_k, &(split_case){.ndims = 1, .rd = {ns[a]}, .dim = 0, .ov = ov, .devs = three, .D = 3});
-            run_split(ctx, enc_k, &(split_case){.ndims = 1, .rd = {ns[a]}, .dim = 0, .ov = ov, .devs = NULL, .D = 4});
+            run_split(ctx, K, &(split_case){.ndims = 1, .rd = {ns[a]}, .dim = 0, .ov = ov, .devs = three, .D = 3});
+            run_split(ctx, K, &(split_case){.ndims = 1, .rd = {ns[a]}, .dim = 0, .ov = ov, .devs = NULL, .D = 4});
         }
     for (uint64_t n = 1; n <= 3; n++)
         for (int ov = 0; ov <= 5; ov += ov == 1 ? 4 : 1) /* 0, 1, and a halo past both edges */
-            run_split(ctx, enc_k, &(split_case){.ndims = 1, .rd = {n}, .dim = 0, .ov = ov, .devs = NULL, .D = 4});
+            run_split(ctx, K, &(split_case){.ndims = 1, .rd = {n}, .dim = 0, .ov = ov, .devs = NULL, .D = 4});
     /* 2-D by rows, n < D included. */
     static const uint64_t rows[] = {13, 10, 3};
     for (size_t a = 0; a < sizeof rows / sizeof rows[0]; a++)
         for (int ov = 0; ov <= 1; ov++) {
-            run_split(ctx, enc_k, &(split_case){.ndims = 2, .rd = {rows[a], 7}, .dim = 0, .ov = ov, .D = 4});
-            run_split(ctx, enc_k,
+            run_split(ctx, K, &(split_case){.ndims = 2, .rd = {rows[a], 7}, .dim = 0, .ov = ov, .D = 4});
+            run_split(ctx, K,
                       &(split_case){.ndims = 2, .rd = {rows[a], 7}, .dim = 0, .ov = ov, .devs = three, .D = 3});
         }
     /* 2-D by columns (dimension 1), 3-D by dimension 2 and by dimension 1. */
     for (int ov = 0; ov <= 1; ov++) {
-        run_split(ctx, enc_k, &(split_case){.ndims = 2, .rd = {6, 11}, .dim = 1, .ov = ov, .D = 4});
-        run_split(ctx, enc_k, &(split_case){.ndims = 2, .rd = {5, 2}, .dim = 1, .ov = ov, .devs = three, .D = 3});
-        run_split(ctx, enc_k, &(split_case){.ndims = 3, .rd = {4, 5, 10}, .dim = 2, .ov = ov, .D = 4});
-        run_split(ctx, enc_k, &(split_case){.ndims = 3, .rd = {3, 7, 6}, .dim = 1, .ov = ov, .devs = three, .D = 3});
-        run_split(ctx, enc_k, &(split_case){.ndims = 3, .rd = {9, 3, 4}, .dim = 0, .ov = ov, .D = 4});
+        run_split(ctx, K, &(split_case){.ndims = 2, .rd = {6, 11}, .dim = 1, .ov = ov, .D = 4});
+        run_split(ctx, K, &(split_case){.ndims = 2, .rd = {5, 2}, .dim = 1, .ov = ov, .devs = three, .D = 3});
+        run_split(ctx, K, &(split_case){.ndims = 3, .rd = {4, 5, 10}, .dim = 2, .ov = ov, .D = 4});
+        run_split(ctx, K, &(split_case){.ndims = 3, .rd = {3, 7, 6}, .dim = 1, .ov = ov, .devs = three, .D = 3});
+        run_split(ctx, K, &(split_case){.ndims = 3, .rd = {9, 3, 4}, .dim = 0, .ov = ov, .D = 4});
     }
     /* launch.local: every subkernel's local size (parts not multiples of it). */
-    run_split(ctx, enc_k, &(split_case){.ndims = 1, .rd = {37}, .dim = 0, .ov = 1, .D = 4, .local = {4, 1, 1}});
-    run_split(ctx, enc_k, &(split_case){.ndims = 2, .rd = {10, 9}, .dim = 1, .ov = 1, .D = 4, .local = {3, 2, 1}});
-    run_split(ctx, enc_k, &(split_case){.ndims = 3, .rd = {5, 6, 7}, .dim = 0, .ov = 0, .devs = three, .D = 3,
+    run_split(ctx, K, &(split_case){.ndims = 1, .rd = {37}, .dim = 0, .ov = 1, .D = 4, .local = {4, 1, 1}});
+    run_split(ctx, K, &(split_case){.ndims = 2, .rd = {10, 9}, .dim = 1, .ov = 1, .D = 4, .local = {3, 2, 1}});
+    run_split(ctx, K, &(split_case){.ndims = 3, .rd = {5, 6, 7}, .dim = 0, .ov = 0, .devs = three, .D = 3,
                                         .local = {2, 2, 2}});
-    /* A subarray as the annotated argument: parts are of the subarray. */
+    /* A subarray as the annotated argument: parts are of the subarray, and
+     * the kernel indexes in its coordinates. */
     for (int ov = 0; ov <= 1; ov++) {
-        run_split(ctx, enc_k,
+        run_split(ctx, K,
                   &(split_case){.ndims = 2, .rd = {20, 12}, .use_sub = true, .sub = {{3, 16}, {2, 9}}, .dim = 0,
                                 .ov = ov, .devs = three, .D = 3});
-        run_split(ctx, enc_k,
+        run_split(ctx, K,
                   &(split_case){.ndims = 2, .rd = {20, 12}, .use_sub = true, .sub = {{3, 16}, {2, 9}}, .dim = 1,
                                 .ov = ov, .D = 4});
-        run_split(ctx, enc_k,
+        run_split(ctx, K,
                   &(split_case){.ndims = 1, .rd = {30}, .use_sub = true, .sub = {{5, 15}}, .dim = 0, .ov = ov,
                                 .D = 4});
-        run_split(ctx, enc_k,
+        run_split(ctx, K,
                   &(split_case){.ndims = 3, .rd = {6, 7, 9}, .use_sub = true, .sub = {{1, 4}, {2, 6}, {1, 7}},
                                 .dim = 2, .ov = ov, .D = 4});
     }
+    /* An owned (ghosted) subarray split again: each part's owned box is its
+     * owned range cut to the subarray's owned box, in every dimension; edge
+     * parts inside the ghost region own nothing. */
+    run_split(ctx, K, &(split_case){.ndims = 1, .rd = {20}, .use_sub = true, .sub = {{2, 13}}, .use_owned = true,
+                                    .own = {{5, 10}}, .dim = 0, .ov = 1, .D = 4}); /* parts 0, 3 empty */
+    run_split(ctx, K, &(split_case){.ndims = 2, .rd = {16, 11}, .use_sub = true, .sub = {{1, 12}, {2, 9}},
+                                    .use_owned = true, .own = {{4, 9}, {3, 8}}, .dim = 0, .ov = 1,
+                                    .D = 4}); /* parts 0, 3 empty */
+    run_split(ctx, K, &(split_case){.ndims = 2, .rd = {16, 11}, .use_sub = true, .sub = {{1, 12}, {2, 9}},
+                                    .use_owned = true, .own = {{4, 9}, {3, 8}}, .dim = 1, .ov = 2, .devs = three,
+                                    .D = 3});
+    run_split(ctx, K, &(split_case){.ndims = 3, .rd = {6, 7, 9}, .use_sub = true, .sub = {{1, 4}, {2, 6}, {1, 7}},
+                                    .use_owned = true, .own = {{2, 3}, {2, 6}, {3, 5}}, .dim = 2, .ov = 1,
+                                    .D = 4}); /* parts 0, 3 empty */
+    /* A part of an earlier split (an owned subarray, its halo the ghost
+     * region) split again. */
+    run_split(ctx, K, &(split_case){.ndims = 2, .rd = {17, 6}, .pre_D = 3, .pre_dim = 0, .pre_index = 1, .pre_ov = 2,
+                                    .dim = 0, .ov = 1, .D = 4}); /* part 3 empty */
+    run_split(ctx, K, &(split_case){.ndims = 1, .rd = {23}, .pre_D = 4, .pre_dim = 0, .pre_index = 2, .pre_ov = 3,
+                                    .dim = 0, .ov = 0, .devs = (const int[]){2, 0, 1}, .D = 3});
+    run_split(ctx, K, &(split_case){.ndims = 3, .rd = {4, 5, 10}, .pre_D = 4, .pre_dim = 2, .pre_index = 1,
+                                    .pre_ov = 1, .dim = 2, .ov = 1, .devs = three, .D = 3}); /* part 2 empty */
+    run_split(ctx, K, &(split_case){.ndims = 3, .rd = {4, 5, 10}, .pre_D = 4, .pre_dim = 2, .pre_index = 1,
+                                    .pre_ov = 1, .dim = 0, .ov = 1, .D = 4});
+    /* Plain evals: the part is the whole argument, the owned box its own. */
+    run_split(ctx, K, &(split_case){.ndims = 2, .rd = {7, 5}, .plain = true, .devs = (const int[]){2}, .D = 1});
+    run_split(ctx, K, &(split_case){.ndims = 2, .rd = {16, 11}, .use_sub = true, .sub = {{1, 12}, {2, 9}},
+                                    .use_owned = true, .own = {{4, 9}, {3, 8}}, .plain = true,
+                                    .devs = (const int[]){1}, .D = 1});
+    run_split(ctx, K, &(split_case){.ndims = 1, .rd = {23}, .pre_D = 4, .pre_dim = 0, .pre_index = 2, .pre_ov = 3,
+                                    .plain = true, .devs = (const int[]){3}, .D = 1});
 }
 
 /* ---- 2. explicit device lists --------------------------------------------- */
 
-static void device_lists(hpl_context *ctx, const hpl_kernel enc_k[4])
+static void device_lists(hpl_context *ctx, const split_kernels *K)
 {
     static const int order[] = {2, 0, 1}, one[] = {1}, rev[] = {3, 2, 1, 0};
     for (int ov = 0; ov <= 1; ov++) {
-        run_split(ctx, enc_k, &(split_case){.ndims = 1, .rd = {11}, .dim = 0, .ov = ov, .devs = order, .D = 3});
-        run_split(ctx, enc_k, &(split_case){.ndims = 2, .rd = {9, 4}, .dim = 0, .ov = ov, .devs = rev, .D = 4});
-        run_split(ctx, enc_k, &(split_case){.ndims = 1, .rd = {11}, .dim = 0, .ov = ov, .devs = one, .D = 1});
-        run_split(ctx, enc_k, &(split_case){.ndims = 2, .rd = {9, 4}, .dim = 1, .ov = ov, .devs = order, .D = 3});
+        run_split(ctx, K, &(split_case){.ndims = 1, .rd = {11}, .dim = 0, .ov = ov, .devs = order, .D = 3});
+        run_split(ctx, K, &(split_case){.ndims = 2, .rd = {9, 4}, .dim = 0, .ov = ov, .devs = rev, .D = 4});
+        run_split(ctx, K, &(split_case){.ndims = 1, .rd = {11}, .dim = 0, .ov = ov, .devs = one, .D = 1});
+        run_split(ctx, K, &(split_case){.ndims = 2, .rd = {9, 4}, .dim = 1, .ov = ov, .devs = order, .D = 3});
     }
     /* Where the data is: part i written on devices[i], so reading part i on
      * the host moves its bytes out of devices[i], and nothing else. */
@@ -573,9 +1035,12 @@ static void device_lists(hpl_context *ctx, const hpl_kernel enc_k[4])
         const uint64_t n = 14, cols = 3;
         hpl_array a = th_array(ctx, HPL_UINT32, n, cols, 0);
         hpl_launch l = dev_launch(lists[t].devs, lists[t].D);
-        CHECK_OK(hpl_eval(ctx, enc_k[2], &l,
-                          HPL_ARGS(hpl_part1(a, 0), hpl_u32((uint32_t)n), hpl_u32((uint32_t)cols), hpl_u32(0),
-                                   hpl_u32(0))));
+        geom g;
+        const uint64_t dims[3] = {n, cols, 1}, zero[3] = {0, 0, 0};
+        geom_split(&g, 2, dims, dims, zero, zero, dims, 0, 0, lists[t].D);
+        char w[64];
+        snprintf(w, sizeof w, "device list %zu", t);
+        run_enc(ctx, K, &l, hpl_part1(a, 0), &g, w);
         part_t parts[MAXD];
         int P = partition(n, lists[t].D, 0, parts);
         CHECK(hpl_array_part_count(ctx, a) == P, "device list %zu: %d parts, want %d", t,
@@ -671,7 +1136,7 @@ static void replicated(hpl_context *ctx, hpl_kernel matvec, int ndev)
 static void domains(hpl_context *ctx, hpl_kernel global_k, hpl_kernel domains_k)
 {
     /* launch.global = {R, cg}: split by rows (out's halo of 1), columns past
-     * cg untouched. */
+     * cg untouched; each subkernel's box is its owned rows x cg columns. */
     {
         enum { R = 11, C = 9, CG = 6 };
         static const int three[] = {1, 2, 3};
@@ -686,7 +1151,11 @@ static void domains(hpl_context *ctx, hpl_kernel global_k, hpl_kernel domains_k)
             hpl_launch l = dev_launch(D == 3 ? three : NULL, D == 3 ? 3 : 0);
             l.global[0] = R;
             l.global[1] = CG;
-            CHECK_OK(hpl_eval(ctx, global_k, &l, HPL_ARGS(hpl_arr(t), hpl_part1(out, 1), hpl_u32(R), hpl_u32(CG))));
+            geom g;
+            const uint64_t whole[3] = {R, CG, 1}, dims[3] = {R, C, 1}, zero[3] = {0, 0, 0};
+            geom_split(&g, 2, whole, dims, zero, zero, dims, 0, 1, D);
+            model_args ma = model_of(&g, NULL);
+            CHECK_OK(hpl_eval(ctx, global_k, &l, HPL_ARGS(hpl_arr(t), hpl_part1(out, 1), MODEL_HPL_ARGS(ma))));
             CHECK(hpl_array_part_count(ctx, out) == D, "launch.global on %d devices: %d parts", D,
                   hpl_array_part_count(ctx, out));
             CHECK(hpl_array_part_count(ctx, t) == 0, "launch.global: the replicated table has %d parts",
@@ -695,12 +1164,14 @@ static void domains(hpl_context *ctx, hpl_kernel global_k, hpl_kernel domains_k)
                 int bad = 0, first = -1;
                 for (int i = 0; i < R; i++)
                     for (int j = 0; j < C; j++) {
-                        uint32_t want = j < CG ? (uint32_t)(i * 1024 + j) + table[j % 5] : init_value((uint64_t)(i * C + j));
-                        if (m[i * C + j] != want && bad++ == 0)
+                        uint32_t want_v = j < CG ? (uint32_t)(i * 1024 + j) + table[j % 5]
+                                                 : init_value((uint64_t)(i * C + j));
+                        if (m[i * C + j] != want_v && bad++ == 0)
                             first = i * C + j;
                     }
                 CHECK(bad == 0, "launch.global {%d, %d} on %d devices: %d elements wrong, first [%d] = 0x%x%s", R, CG,
-                      D, bad, first, first >= 0 ? m[first] : 0, first >= 0 ? flags_text(m[first]) : "");
+                      D, bad, first, first >= 0 ? m[first] : 0,
+                      first >= 0 ? flags_text(m[first], init_value((uint64_t)first)) : "");
             }
             /* Put the untouched pattern back for the next pass. */
             for (int i = 0; i < R * C; i++)
@@ -709,7 +1180,9 @@ static void domains(hpl_context *ctx, hpl_kernel global_k, hpl_kernel domains_k)
         }
         /* Without launch.global the domain is the table's (5): out's 11 rows
          * do not line up with it. */
-        CHECK_FAILS(hpl_eval(ctx, global_k, NULL, HPL_ARGS(hpl_arr(t), hpl_part1(out, 1), hpl_u32(R), hpl_u32(CG))),
+        CHECK_FAILS(hpl_eval(ctx, global_k, NULL,
+                             HPL_ARGS(hpl_arr(t), hpl_part1(out, 1), hpl_u32(0), hpl_u32(0), hpl_u32(0), hpl_u32(0),
+                                      hpl_u32(0), hpl_u32(0))),
                     HPL_ERROR_DIMENSIONS, "");
         if (CHECK_OK(hpl_array_read(ctx, out, m, sizeof m))) {
             int bad = 0;
@@ -720,18 +1193,23 @@ static void domains(hpl_context *ctx, hpl_kernel global_k, hpl_kernel domains_k)
         CHECK_OK(hpl_array_destroy(ctx, t));
         CHECK_OK(hpl_array_destroy(ctx, out));
     }
-    /* launch.domains: each subkernel runs exactly its own domain. */
+    /* launch.domains: each subkernel runs exactly its own domain, starting
+     * where its part's owned range of the whole domain starts (not its halo),
+     * with or without halo, split along rows or columns. */
     {
         enum { R = 13, C = 9 };
         static int32_t m[R * C];
         hpl_array mm = th_array(ctx, HPL_INT32, R, C, 0);
         const struct {
             int devs[4];
-            int D;
+            int D, dim, ov;
             hpl_domain dom[4];
         } cases[] = {
-            {{0, 1, 2}, 3, {{.global = {3, 9}}, {.global = {0, 0, 0}}, {.global = {4, 2}, .local = {2, 2, 1}}}},
-            {{3, 1, 0, 2}, 4, {{.global = {1, 1}}, {.global = {3, 9}, .local = {1, 4, 1}}, {.global = {2, 5}}, {.global = {0, 0, 0}}}},
+            {{0, 1, 2}, 3, 0, 0, {{.global = {3, 9}}, {.global = {0, 0, 0}}, {.global = {4, 2}, .local = {2, 2, 1}}}},
+            {{0, 1, 2}, 3, 0, 1, {{.global = {3, 9}}, {.global = {0, 0, 0}}, {.global = {4, 2}, .local = {2, 2, 1}}}},
+            {{3, 1, 0, 2}, 4, 0, 1,
+             {{.global = {1, 1}}, {.global = {3, 9}, .local = {1, 4, 1}}, {.global = {2, 5}}, {.global = {0, 0, 0}}}},
+            {{2, 0, 1}, 3, 1, 2, {{.global = {13, 2}}, {.global = {0, 0, 0}}, {.global = {5, 3}, .local = {1, 2, 1}}}},
         };
         for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
             for (int i = 0; i < R * C; i++)
@@ -739,35 +1217,42 @@ static void domains(hpl_context *ctx, hpl_kernel global_k, hpl_kernel domains_k)
             CHECK_OK(hpl_array_write(ctx, mm, m, sizeof m));
             hpl_launch l = dev_launch(cases[t].devs, cases[t].D);
             l.domains = cases[t].dom;
-            CHECK_OK(hpl_eval(ctx, domains_k, &l, HPL_ARGS(hpl_part1(mm, 0))));
-            part_t parts[MAXD];
-            int P = partition(R, cases[t].D, 0, parts);
-            CHECK(hpl_array_part_count(ctx, mm) == P, "launch.domains case %zu: %d parts, want %d", t,
-                  hpl_array_part_count(ctx, mm), P);
+            geom g;
+            const uint64_t dims[3] = {R, C, 1}, zero[3] = {0, 0, 0};
+            geom_split(&g, 2, dims, dims, zero, zero, dims, cases[t].dim, (uint64_t)cases[t].ov, cases[t].D);
+            for (int k = 0; k < g.P; k++) {
+                const uint64_t *given = cases[t].dom[k].global;
+                if (given[0] || given[1] || given[2])
+                    for (int d = 0; d < 3; d++)
+                        g.part[k].box_hi[d] = g.part[k].box_lo[d] + (given[d] ? given[d] : 1);
+            }
+            model_args ma = model_of(&g, cases[t].dom);
+            CHECK_OK(hpl_eval(ctx, domains_k, &l,
+                              HPL_ARGS(hpl_part(mm, cases[t].dim, cases[t].ov), MODEL_HPL_ARGS(ma), hpl_u32(ma.v[6]),
+                                       hpl_u32(ma.v[7]))));
+            CHECK(hpl_array_part_count(ctx, mm) == g.P, "launch.domains case %zu: %d parts, want %d", t,
+                  hpl_array_part_count(ctx, mm), g.P);
             if (!CHECK_OK(hpl_array_read(ctx, mm, m, sizeof m)))
                 continue;
             int bad = 0, first = -1;
             int32_t fw = 0;
-            for (int k = 0; k < P; k++) {
-                uint64_t d0 = cases[t].dom[k].global[0], d1 = cases[t].dom[k].global[1];
-                if (d0 == 0) { /* the default: the part */
-                    d0 = parts[k].hi - parts[k].lo;
-                    d1 = C;
-                }
-                if (d1 == 0)
-                    d1 = 1;
-                for (uint64_t r = parts[k].lo; r < parts[k].hi; r++)
-                    for (uint64_t j = 0; j < C; j++) {
-                        bool in = r - parts[k].lo < d0 && j < d1;
-                        int32_t want = in ? (int32_t)((r * 64 + j) * 4096 + d0 * 64 + d1) : -1;
-                        if (m[r * C + j] != want && bad++ == 0) {
-                            first = (int)(r * C + j);
-                            fw = want;
-                        }
+            for (uint64_t r = 0; r < R; r++)
+                for (uint64_t j = 0; j < C; j++) {
+                    int32_t want_v = -1;
+                    for (int k = 0; k < g.P; k++) {
+                        const gpart *q = &g.part[k];
+                        if (r >= q->box_lo[0] && r < q->box_hi[0] && j >= q->box_lo[1] && j < q->box_hi[1])
+                            want_v = (int32_t)((r * 64 + j) * 4096 + (q->box_hi[0] - q->box_lo[0]) * 64 +
+                                               (q->box_hi[1] - q->box_lo[1]));
                     }
-            }
-            CHECK(bad == 0, "launch.domains case %zu: %d elements wrong, first [%d][%d] = %d want %d", t, bad,
-                  first / C, first % C, first >= 0 ? m[first] : 0, fw);
+                    if (m[r * C + j] != want_v && bad++ == 0) {
+                        first = (int)(r * C + j);
+                        fw = want_v;
+                    }
+                }
+            CHECK(bad == 0, "launch.domains case %zu: %d elements wrong, first [%d][%d] = %d want %d%s", t, bad,
+                  first / C, first % C, first >= 0 ? m[first] : 0, fw,
+                  first >= 0 ? flags_text((uint32_t)m[first], 0xffffffffu) : "");
         }
         CHECK_OK(hpl_array_destroy(ctx, mm));
     }
@@ -1027,12 +1512,13 @@ static void halos(hpl_context *ctx, hpl_kernel k)
         host_stencil(ref, tmp);
         memcpy(ref, tmp, sizeof ref);
     }
+    /* The same kernel object on one device, not annotated, then split. */
     run_stencil(ctx, k, NULL, 1, 0, one);
     CHECK(memcmp(one, ref, sizeof ref) == 0, "stencil on one device differs from the host");
-    static const int lists[][4] = {{0, 1}, {0, 1, 2}, {0, 1, 2, 3}, {3, 1, 2, 0}};
-    static const int counts[] = {2, 3, 4, 4};
+    static const int lists[][4] = {{1}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}, {3, 1, 2, 0}};
+    static const int counts[] = {1, 2, 3, 4, 4};
     for (int ov = 1; ov <= 2; ov++)
-        for (int c = 0; c < 4; c++) {
+        for (int c = 0; c < 5; c++) {
             memset(multi, 0, sizeof multi);
             run_stencil(ctx, k, lists[c], counts[c], ov, multi);
             int bad = 0, first = -1;
@@ -1444,6 +1930,17 @@ static void errors(hpl_context *ctx)
 
 /* ---- main -------------------------------------------------------------------- */
 
+static split_kernels split_kernels_make(hpl_context *ctx)
+{
+    split_kernels K;
+    memset(&K, 0, sizeof K);
+    for (int nd = 1; nd <= 3; nd++) {
+        K.enc[nd] = th_kernel(ctx, enc_src[nd]);
+        K.probe[nd] = th_kernel(ctx, probe_src[nd]);
+    }
+    return K;
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1456,14 +1953,14 @@ int main(void)
         if (CHECK_OK(hpl_device_get_info(ctx, d, &info)))
             CHECK(!info.zero_copy, "replica %d of cpu:4 is zero-copy", d);
     }
-    hpl_kernel enc_k[4] = {{0}, th_kernel(ctx, enc1_src), th_kernel(ctx, enc2_src), th_kernel(ctx, enc3_src)};
+    split_kernels K = split_kernels_make(ctx);
     hpl_kernel matvec = th_kernel(ctx, matvec_src), global_k = th_kernel(ctx, global_src),
                domains_k = th_kernel(ctx, domains_src), stencil = th_kernel(ctx, stencil_src),
                inplace_k = th_kernel(ctx, inplace_src);
 
-    part_sizes(ctx, enc_k);
+    part_sizes(ctx, &K);
     th_note("part sizes: %.2f s", th_now() - t0);
-    device_lists(ctx, enc_k);
+    device_lists(ctx, &K);
     replicated(ctx, matvec, ndev);
     domains(ctx, global_k, domains_k);
     th_note("device lists, replicated, domains: %.2f s", th_now() - t0);
@@ -1481,25 +1978,35 @@ int main(void)
     /* Three devices: the default devices are all three. */
     ctx = th_context("cpu:3");
     {
-        hpl_kernel e[4] = {{0}, th_kernel(ctx, enc1_src), th_kernel(ctx, enc2_src), th_kernel(ctx, enc3_src)};
-        run_split(ctx, e, &(split_case){.ndims = 1, .rd = {10}, .dim = 0, .ov = 1, .D = 3});
-        run_split(ctx, e, &(split_case){.ndims = 2, .rd = {2, 5}, .dim = 0, .ov = 0, .D = 3});
-        run_split(ctx, e, &(split_case){.ndims = 3, .rd = {3, 4, 7}, .dim = 2, .ov = 2, .D = 3});
+        split_kernels e = split_kernels_make(ctx);
+        /* Probes in cpu:4 only (each compiles on every device): here enc evals. */
+        run_split(ctx, &e, &(split_case){.ndims = 1, .rd = {10}, .dim = 0, .ov = 1, .D = 3, .no_probe = true});
+        run_split(ctx, &e, &(split_case){.ndims = 2, .rd = {2, 5}, .dim = 0, .ov = 0, .D = 3, .no_probe = true});
+        run_split(ctx, &e, &(split_case){.ndims = 3, .rd = {3, 4, 7}, .dim = 2, .ov = 2, .D = 3, .no_probe = true});
+        run_split(ctx, &e, &(split_case){.ndims = 1, .rd = {20}, .use_sub = true, .sub = {{2, 13}},
+                                         .use_owned = true, .own = {{6, 9}}, .dim = 0, .ov = 2, .D = 3,
+                                         .no_probe = true}); /* parts 0, 2 empty */
         hpl_kernel ip = th_kernel(ctx, inplace_src);
         inplace(ctx, ip, 3, 12, 5, 0);
         inplace(ctx, ip, 3, 4, 6, -1);
     }
     hpl_context_destroy(ctx);
 
-    /* One zero-copy device: one part, the whole array. */
+    /* One zero-copy device: one part, the whole array (an owned subarray's
+     * owned box: the kernel writes only that, as writes land there). */
     ctx = th_context("cpu");
     {
-        hpl_kernel e[4] = {{0}, th_kernel(ctx, enc1_src), th_kernel(ctx, enc2_src), th_kernel(ctx, enc3_src)};
-        run_split(ctx, e, &(split_case){.ndims = 1, .rd = {10}, .dim = 0, .ov = 1, .D = 1});
-        run_split(ctx, e, &(split_case){.ndims = 2, .rd = {6, 5}, .dim = 1, .ov = 0, .D = 1});
+        split_kernels e = split_kernels_make(ctx);
+        run_split(ctx, &e, &(split_case){.ndims = 1, .rd = {10}, .dim = 0, .ov = 1, .D = 1});
+        run_split(ctx, &e, &(split_case){.ndims = 2, .rd = {6, 5}, .dim = 1, .ov = 0, .D = 1});
         static const int zero[] = {0};
-        run_split(ctx, e, &(split_case){.ndims = 2, .rd = {6, 5}, .use_sub = true, .sub = {{1, 4}, {0, 3}},
-                                        .dim = 0, .ov = 1, .devs = zero, .D = 1});
+        run_split(ctx, &e, &(split_case){.ndims = 2, .rd = {6, 5}, .use_sub = true, .sub = {{1, 4}, {0, 3}},
+                                         .dim = 0, .ov = 1, .devs = zero, .D = 1});
+        run_split(ctx, &e, &(split_case){.ndims = 2, .rd = {8, 7}, .use_sub = true, .sub = {{1, 6}, {0, 5}},
+                                         .use_owned = true, .own = {{2, 5}, {1, 3}}, .dim = 1, .ov = 1,
+                                         .D = 1});
+        run_split(ctx, &e, &(split_case){.ndims = 2, .rd = {8, 7}, .use_sub = true, .sub = {{1, 6}, {0, 5}},
+                                         .use_owned = true, .own = {{2, 5}, {1, 3}}, .plain = true, .D = 1});
     }
     th_note("total %.2f s", th_now() - t0);
     return th_finish(ctx);
