@@ -886,11 +886,12 @@ static void run_split(hpl_context *ctx, const split_kernels *K, const split_case
             CHECK(info.dims[d] == pd[d] && info.origin[d] == po[d],
                   "%s: part %d dim %d: extent %" PRIu64 " origin %" PRIu64 ", want %" PRIu64 " at %" PRIu64, what, i,
                   d, info.dims[d], info.origin[d], pd[d], po[d]);
-            if (q->empty && d == c->dim)
-                CHECK(info.owned_last[d] + 1 == info.owned_first[d],
-                      "%s: part %d dim %d: owned %" PRIu64 "..%" PRIu64 ", want an empty range", what, i, d,
-                      info.owned_first[d], info.owned_last[d]);
-            else if (!q->empty)
+            if (q->empty)
+                CHECK(info.owned_count == 0 && info.owned_first[d] == 0 && info.owned_last[d] == 0,
+                      "%s: part %d dim %d: owned_count %" PRIu64 ", owned %" PRIu64 "..%" PRIu64
+                      ", want none (count 0, first and last 0)",
+                      what, i, d, info.owned_count, info.owned_first[d], info.owned_last[d]);
+            else
                 CHECK(info.owned_first[d] == q->own_lo[d] - q->part_lo[d] &&
                           info.owned_last[d] == q->own_hi[d] - 1 - q->part_lo[d],
                       "%s: part %d dim %d: owned %" PRIu64 "..%" PRIu64 ", want %" PRIu64 "..%" PRIu64, what, i, d,
