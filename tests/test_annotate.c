@@ -524,6 +524,20 @@ static hpl_launch dev_launch(const int *devs, int D)
 
 static const int IDENT[MAXD] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
+/* The default devices of an annotated eval with no device list (hplvk.h
+ * section 7b): the context's GPUs, or all its devices when it has none
+ * (under TH_ZERO_COPY_FIRST on a GPU machine, "cpu+zc,gpu0:2" defaults to
+ * its two GPUs). Returns how many. */
+static int default_devices(hpl_context *ctx, int out[MAXD])
+{
+    int n = 0;
+    for (int d; n < MAXD && (d = hpl_device_find(ctx, HPL_DEVICE_GPU, n)) >= 0;)
+        out[n++] = d;
+    for (int d = 0; n == 0 && d < hpl_device_count(ctx) && d < MAXD; d++)
+        out[d] = d;
+    return n ? n : (hpl_device_count(ctx) < MAXD ? hpl_device_count(ctx) : MAXD);
+}
+
 static hpl_stats stats_now(hpl_context *ctx)
 {
     hpl_stats s;
@@ -591,8 +605,8 @@ static uint64_t lin3(const uint64_t dims[3], uint64_t i, uint64_t j, uint64_t k)
  * The root (extents rd) holds init_value(lin); the argument x is the root,
  * a subarray of it (owned or not), or a part of an earlier split of the root
  * (which the enc kernel wrote whole). It is split along `dim` with overlap
- * ov over the devices devs[0..D-1] (devs NULL: the default devices,
- * 0..D-1), or passed plainly to devs[0] (device 0). */
+ * ov over the devices devs[0..D-1] (devs NULL: the default devices, and D
+ * their number), or passed plainly to devs[0] (device 0). */
 typedef struct split_case {
     int ndims;
     uint64_t rd[3];          /* root extents (unused: 1) */
@@ -666,6 +680,13 @@ static bool run_enc(hpl_context *ctx, const split_kernels *K, const hpl_launch *
 
 static void run_split(hpl_context *ctx, const split_kernels *K, const split_case *c)
 {
+    int defaults[MAXD];
+    split_case with_defaults;
+    if (!c->devs && !c->plain) {
+        with_defaults = *c;
+        with_defaults.D = default_devices(ctx, defaults);
+        c = &with_defaults;
+    }
     char what[300];
     describe(c, what, sizeof what);
     const int nd = c->ndims;
@@ -676,7 +697,7 @@ static void run_split(hpl_context *ctx, const split_kernels *K, const split_case
     for (uint64_t i = 0; i < total; i++)
         expect[i] = init_value(i);
     CHECK_OK(hpl_array_write(ctx, root, expect, total * sizeof(uint32_t)));
-    const int *devs = c->devs ? c->devs : IDENT;
+    const int *devs = c->devs ? c->devs : c->plain ? IDENT : defaults;
     hpl_array y = {0}, ref = {0}, cnt = {0};
     uint32_t *vbuf = NULL;
 
@@ -1988,8 +2009,9 @@ int main(void)
                                          .use_owned = true, .own = {{6, 9}}, .dim = 0, .ov = 2, .D = 3,
                                          .no_probe = true}); /* parts 0, 2 empty */
         hpl_kernel ip = th_kernel(ctx, inplace_src);
-        inplace(ctx, ip, 3, 12, 5, 0);
-        inplace(ctx, ip, 3, 4, 6, -1);
+        int defaults[MAXD], D = default_devices(ctx, defaults);
+        inplace(ctx, ip, D, 12, 5, 0);
+        inplace(ctx, ip, D, 4, 6, -1);
     }
     hpl_context_destroy(ctx);
 

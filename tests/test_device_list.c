@@ -137,6 +137,16 @@ static void expect_devices(const char *devices, int zero_copy, const char *zc, c
     hpl_context_destroy(ctx);
 }
 
+static int cpu_physical_index(void)
+{
+    hpl_context *ctx = NULL;
+    hpl_device_info info = {0};
+    if (CHECK_OK(create("cpu0", HPL_ZERO_COPY_AUTO, 0, &ctx)))
+        CHECK_OK(hpl_device_get_info(ctx, 0, &info));
+    hpl_context_destroy(ctx);
+    return (int)info.physical_index;
+}
+
 static void per_entry(void)
 {
     const int AUTO = HPL_ZERO_COPY_AUTO, ON = HPL_ZERO_COPY_ON, OFF = HPL_ZERO_COPY_OFF;
@@ -147,7 +157,11 @@ static void per_entry(void)
     expect_devices("cpu:2+zc", AUTO, "11", "cpu:2+zc, AUTO");
     expect_devices("cpu,cpu+zc", AUTO, "01", "cpu,cpu+zc, AUTO");
     expect_devices("cpu:2, cpu+zc ,cpu", AUTO, "0010", "cpu:2,cpu+zc,cpu, AUTO");
-    expect_devices("cpu0+zc,0:2", AUTO, "100", "cpu0+zc,0:2, AUTO");
+    /* The CPU by name and by its physical index (0 where Lavapipe is the only
+     * driver; after the GPUs on a GPU machine). */
+    char by_index[64];
+    snprintf(by_index, sizeof by_index, "cpu0+zc,%d:2", cpu_physical_index());
+    expect_devices(by_index, AUTO, "100", by_index);
     expect_devices("cpu+zc,cpu:2", ON, "111", "cpu+zc,cpu:2, ON");
     expect_devices("cpu:2", ON, "11", "cpu:2, ON");
     expect_devices("cpu", OFF, "0", "cpu, OFF");
