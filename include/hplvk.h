@@ -58,9 +58,9 @@ extern "C" {
  * ====================================================================== */
 
 #define HPLVK_VERSION_MAJOR 0
-#define HPLVK_VERSION_MINOR 1
+#define HPLVK_VERSION_MINOR 2
 #define HPLVK_VERSION_PATCH 0
-/* Compare with HPLVK_MAKE_VERSION(0, 1, 0). */
+/* Compare with HPLVK_MAKE_VERSION(0, 2, 0). */
 #define HPLVK_MAKE_VERSION(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
 #define HPLVK_VERSION HPLVK_MAKE_VERSION(HPLVK_VERSION_MAJOR, HPLVK_VERSION_MINOR, HPLVK_VERSION_PATCH)
 
