@@ -529,16 +529,22 @@ static void files_includes_defines(hpl_context *ctx)
  * it is passed (it used to read 0 past 4 KiB), one past it is refused at
  * creation, naming it and the limit (past 64 KiB, eval used to overflow the
  * heap). */
+/* y = 2x + add, with the scalar add at byte `offset` of the block. */
+static void far_source(char *src, size_t size, const char *offset)
+{
+    snprintf(src, size,
+             "#include <hplvk.glsl>\n"
+             "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; layout(offset = %s) float add; };\n"
+             "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = 2.0 * hpl_at(x, i) + add; }\n",
+             offset);
+}
+
 static void far_arguments(hpl_context *ctx)
 {
     static const char *const offsets[] = {"4096", "8192", "16376"};
     for (size_t i = 0; i < 3; i++) {
         char src[512];
-        snprintf(src, sizeof src,
-                 "#include <hplvk.glsl>\n"
-                 "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; layout(offset = %s) float add; };\n"
-                 "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = 2.0 * hpl_at(x, i) + add; }\n",
-                 offsets[i]);
+        far_source(src, sizeof src, offsets[i]);
         hpl_kernel k;
         if (!CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.glsl = src}, &k)))
             continue;
@@ -554,11 +560,7 @@ static void far_arguments(hpl_context *ctx)
     static const char *const too_far[] = {"16384", "65536", "1073741824"};
     for (size_t i = 0; i < 3; i++) {
         char src[512];
-        snprintf(src, sizeof src,
-                 "#include <hplvk.glsl>\n"
-                 "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; layout(offset = %s) float add; };\n"
-                 "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = 2.0 * hpl_at(x, i) + add; }\n",
-                 too_far[i]);
+        far_source(src, sizeof src, too_far[i]);
         hpl_kernel k = {777};
         CHECK_FAILS(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = src, .name = "far.comp"}}, &k),
                     HPL_ERROR_KERNEL_SIGNATURE, "'add'");
