@@ -373,6 +373,19 @@ HPL_API int hpl_array_write(hpl_context *ctx, hpl_array array, const void *src, 
  * forgets) an asynchronous error of the array's work. */
 HPL_API int hpl_array_wait(hpl_context *ctx, hpl_array array);
 
+/* Hints. Neither is ever needed for correct results.
+ * hpl_array_prefetch: starts bringing the newest data of the (sub)array to
+ * device `where` (allocating its buffer there), or to the host with
+ * HPL_ON_HOST, and returns without waiting: an eval there later finds it
+ * present, and the copy overlaps whatever the caller does meanwhile. Ordered
+ * like an eval that reads the array on that device.
+ * hpl_array_discard: the (sub)array's owned elements become undefined in
+ * every memory, at once: the next eval writing them fetches nothing, an
+ * eviction saves nothing, and a read before any write sees unspecified
+ * values. Work already submitted is unaffected. */
+HPL_API int hpl_array_prefetch(hpl_context *ctx, hpl_array array, int where);
+HPL_API int hpl_array_discard(hpl_context *ctx, hpl_array array);
+
 /* Where fill and assignment run: a device index, or */
 #define HPL_WHERE_LAST_USED (-1) /* where the destination was last used (HPL's whereLastUsage) */
 #define HPL_ON_HOST (-2)         /* on the host, by the calling thread */

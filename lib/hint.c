@@ -1,0 +1,96 @@
+/* Hints from the user: prefetch a (sub)array to where it will be used, and
+ * discard contents nobody will read. Neither changes what a later read sees
+ * except that discarded elements become undefined. */
+#include "access.h"
+
+/* Prefetch to a device: an operation that only reads the view there, so
+ * that its fetches are planned, recorded and ordered exactly like an eval's. */
+static int prefetch_to_device(hpl_context *ctx, hpl__array *a, int device)
+{
+    hpl__op op;
+    hpl__op_init(&op, ctx, device);
+    hpl__view view = hpl__view_of(a);
+    int slot = 0;
+    int rc = hpl__op_bind(&op, &view, HPL_READ, &slot);
+    if (rc == HPL_OK)
+        rc = hpl__op_prepare(&op);
+    hpl__cmd *cmd = NULL;
+    if (rc == HPL_OK)
+        rc = hpl__op_record(&op, &cmd);
+    if (rc == HPL_OK) {
+        hpl__point at;
+        rc = hpl__op_submit(&op, cmd, &at);
+    }
+    hpl__op_release(&op);
+    if (rc == HPL_OK)
+        a->last_where = device;
+    return rc;
+}
+
+static int prefetch_to_host(hpl_context *ctx, hpl__array *a)
+{
+    hpl__region r;
+    hpl__region_init(&r);
+    int rc = hpl__region_set_box(&r, &a->box) ? hpl__fetch_to_host(ctx, a->root, &r)
+                                              : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    hpl__region_free(&r);
+    return rc;
+}
+
+static int prefetch_locked(hpl_context *ctx, hpl_array handle, int where)
+{
+    hpl__array *a = NULL;
+    int rc = hpl__array_get(ctx, handle, &a);
+    if (rc != HPL_OK)
+        return rc;
+    if (where == HPL_ON_HOST)
+        return prefetch_to_host(ctx, a);
+    if (where < 0 || where >= ctx->device_count)
+        return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "where = %d is neither a device (the context has %d) nor HPL_ON_HOST",
+                         where, ctx->device_count);
+    return prefetch_to_device(ctx, a, where);
+}
+
+int hpl_array_prefetch(hpl_context *ctx, hpl_array array, int where)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_prefetch: ctx is NULL");
+    HPL__LOCK(ctx);
+    int rc = prefetch_locked(ctx, array, where);
+    if (rc != HPL_OK)
+        hpl__error_prefix("hpl_array_prefetch");
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+/* The owned box becomes valid nowhere: no memory fetches it, no eviction
+ * saves it, and the next writer of part of it moves nothing. Work already
+ * submitted keeps its order: later writers still wait for it. */
+static int discard_locked(hpl_context *ctx, hpl_array handle)
+{
+    hpl__array *a = NULL;
+    int rc = hpl__array_get(ctx, handle, &a);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__coherence *c = &a->root->coherence;
+    hpl__region owned;
+    hpl__region_init(&owned);
+    bool ok = hpl__region_set_box(&owned, &a->owned);
+    for (int m = 0; ok && m < c->count; m++)
+        if (c->mem[m].used)
+            ok = hpl__coherence_invalidate(c, m, &owned);
+    hpl__region_free(&owned);
+    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory discarding '%s'", a->name);
+}
+
+int hpl_array_discard(hpl_context *ctx, hpl_array array)
+{
+    if (!ctx)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_discard: ctx is NULL");
+    HPL__LOCK(ctx);
+    int rc = discard_locked(ctx, array);
+    if (rc != HPL_OK)
+        hpl__error_prefix("hpl_array_discard");
+    HPL__UNLOCK(ctx);
+    return rc;
+}
