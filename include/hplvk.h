@@ -510,6 +510,9 @@ typedef struct hpl_device_stats {
     uint64_t local_bytes, local_count;         /* within the device (between buffers, assignment) */
     uint64_t evictions, evicted_bytes;         /* buffers freed to make room */
     uint64_t resident_bytes, peak_bytes;       /* array storage held now, and at most */
+    uint64_t operations;  /* kernels, copy groups and assignments recorded for the device */
+    uint64_t submissions; /* queue submissions carrying them: operations recorded with no
+                           * host wait between them share submissions (batching) */
 } hpl_device_stats;
 
 typedef struct hpl_stats {

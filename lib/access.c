@@ -5,9 +5,12 @@
 
 void hpl__op_join(hpl__op *op, hpl_context *ctx, int device)
 {
-    memset(op, 0, sizeof *op);
+    /* Bindings are cleared as they are taken (binding_for): an op is 20 KiB,
+     * clearing all of it cost more than the rest of an eval's host work. */
     op->ctx = ctx;
     op->device = &ctx->devices[device];
+    op->binding_count = 0;
+    op->wait_count = 0;
 }
 
 void hpl__op_init(hpl__op *op, hpl_context *ctx, int device)
@@ -130,10 +133,10 @@ static bool recorded_here(const hpl__binding *b, const hpl__transfer *t)
     return t->dst == b->slot && t->dst != HPL__HOST;
 }
 
-int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
+int hpl__op_record(hpl__op *op, VkCommandBuffer *cb)
 {
     hpl__device *d = op->device;
-    int rc = hpl__cmd_begin(d, cmd);
+    int rc = hpl__batch_begin(op->ctx, d, op->waits, op->wait_count, cb);
     if (rc != HPL_OK)
         return rc;
     for (int i = 0; i < op->binding_count; i++) {
@@ -144,10 +147,10 @@ int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
                 continue;
             hpl__layout from = hpl__layout_of(b->root, t->src, d->index);
             hpl__layout to = hpl__layout_of(b->root, t->dst, d->index);
-            hpl__record_copy((*cmd)->cb, b->root, &t->region, &from, &to, hpl__no_shift);
+            hpl__record_copy(*cb, b->root, &t->region, &from, &to, hpl__no_shift);
         }
     }
-    hpl__barrier_all((*cmd)->cb);
+    hpl__barrier_all(*cb);
     return HPL_OK;
 }
 
@@ -171,16 +174,9 @@ static bool commit_binding(hpl_context *ctx, hpl__binding *b, hpl__point at)
     return ok;
 }
 
-int hpl__op_submit(hpl__op *op, hpl__cmd *cmd, hpl__point *at)
+int hpl__op_submit(hpl__op *op, hpl__point *at)
 {
-    hpl__device *d = op->device;
-    uint64_t gate = 0;
-    int rc = hpl__gate_for(op->ctx, d, op->waits, op->wait_count, &gate);
-    if (rc != HPL_OK) {
-        hpl__cmd_abandon(d, cmd);
-        return rc;
-    }
-    rc = hpl__cmd_submit(op->ctx, d, cmd, gate, at);
+    int rc = hpl__batch_end(op->ctx, op->device, at);
     if (rc != HPL_OK)
         return rc;
     bool ok = true;

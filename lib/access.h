@@ -4,9 +4,9 @@
  *   hpl__op op;  hpl__op_init(&op, ctx, device);
  *   hpl__op_bind(&op, &view, HPL_READ, &slot);     // for each view
  *   hpl__op_prepare(&op);                          // plans, stages, waits
- *   hpl__op_record(&op, &cmd);                     // begins cmd: fetches + barrier
- *   ... record the work ...
- *   hpl__op_submit(&op, cmd);                      // submits, records coherence
+ *   hpl__op_record(&op, &cb);                      // joins the device's batch: fetches + barrier
+ *   ... record the work into cb ...
+ *   hpl__op_submit(&op, &at);                      // ends it, records coherence
  *   hpl__op_release(&op);                          // always
  */
 #ifndef HPL_ACCESS_H
@@ -48,11 +48,12 @@ int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slo
 /* Plans what each memory lacks, submits the copies that go to the host
  * first, saves ghost parts valid nowhere else, gathers the waits. */
 int hpl__op_prepare(hpl__op *op);
-/* Begins a command buffer on the device with the fetches recorded and a
- * barrier after them. */
-int hpl__op_record(hpl__op *op, hpl__cmd **cmd);
-/* Submits cmd and records what moved, what was read and what was written. */
-int hpl__op_submit(hpl__op *op, hpl__cmd *cmd, hpl__point *at);
+/* Starts the operation in the device's batch (after the work it waits
+ * for) with the fetches recorded and a barrier after them. */
+int hpl__op_record(hpl__op *op, VkCommandBuffer *cb);
+/* Ends the operation (its point: *at) and records what moved, what was read
+ * and what was written. */
+int hpl__op_submit(hpl__op *op, hpl__point *at);
 void hpl__op_release(hpl__op *op);
 /* The device address of element `first` (root coordinates) of memory slot. */
 VkDeviceAddress hpl__op_address(const hpl__op *op, hpl__array *root, int slot, const uint64_t first[3]);

@@ -145,9 +145,9 @@ static int assign_on_device(hpl_context *ctx, hpl__array *dst, hpl__array *src, 
         rc = hpl__op_bind(&op, &to, HPL_WRITE, &dst_slot);
     if (rc == HPL_OK)
         rc = hpl__op_prepare(&op);
-    hpl__cmd *cmd = NULL;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
     if (rc == HPL_OK)
-        rc = hpl__op_record(&op, &cmd);
+        rc = hpl__op_record(&op, &cb);
     if (rc == HPL_OK) {
         hpl__layout a = hpl__layout_of(src->root, src_slot, device), b = hpl__layout_of(dst->root, dst_slot, device);
         int64_t shift[3];
@@ -155,10 +155,10 @@ static int assign_on_device(hpl_context *ctx, hpl__array *dst, hpl__array *src, 
         hpl__region region;
         hpl__region_init(&region);
         hpl__region_set_box(&region, &dst->owned); /* one box: inline storage, cannot fail */
-        hpl__record_copy(cmd->cb, dst->root, &region, &a, &b, shift);
+        hpl__record_copy(cb, dst->root, &region, &a, &b, shift);
         hpl__region_free(&region);
         hpl__point at;
-        rc = hpl__op_submit(&op, cmd, &at);
+        rc = hpl__op_submit(&op, &at);
     }
     if (rc == HPL_OK && dst_slot != HPL__HOST) {
         hpl_device_stats *s = &ctx->devices[device].stats;

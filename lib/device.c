@@ -358,6 +358,8 @@ int hpl__devices_open(hpl_context *ctx, const char *spec)
     int rc = hpl__devspec_resolve(spec, HPL__MIN(ctx->physical_count, 64), types, entries, HPL__MAX_DEVICES, &count);
     for (int i = 0; rc == HPL_OK && i < count; i++) {
         ctx->device_count = i + 1; /* so that close cleans up a half-open device */
+        pthread_mutex_init(&ctx->devices[i].batch_lock, NULL);
+        ctx->devices[i].batch_lock_made = true;
         rc = open_device(ctx, &ctx->devices[i], i, &entries[i]);
     }
     return rc;
@@ -365,6 +367,9 @@ int hpl__devices_open(hpl_context *ctx, const char *spec)
 
 static void close_device(hpl_context *ctx, hpl__device *d)
 {
+    if (d->batch_lock_made)
+        pthread_mutex_destroy(&d->batch_lock);
+    d->batch_lock_made = false;
     if (!d->device)
         return;
     vkDeviceWaitIdle(d->device);

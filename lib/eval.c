@@ -320,9 +320,10 @@ static int check_device(const hpl__variant *v, const hpl__device *d)
 /* Checks s's device and local size and gets its pipeline. */
 void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__kernel *kernel)
 {
-    memset(s, 0, offsetof(hpl__subkernel, op));
+    memset(s, 0, offsetof(hpl__subkernel, views));
     s->device = device;
     s->variant = (hpl__variant *)hpl__kernel_variant_for(kernel, device);
+    memset(s->views, 0, (size_t)s->variant->reflection.arg_count * sizeof s->views[0]);
     s->kernel_name = kernel->name;
 }
 
@@ -352,32 +353,33 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
     hpl__device *d = s->device;
     hpl__arg_chunk *chunk = NULL;
     uint32_t offset = 0;
-    hpl__cmd *cmd = NULL;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
     /* Every argument inside the block write_args fills (reflection's promise). */
     int rc = hpl__args_fit(r, r->args_size, HPL_ERROR_INTERNAL, "the block size reflection found");
     if (rc == HPL_OK && r->args_size)
         rc = hpl__args_alloc(d, r->args_size, &chunk, &offset);
     if (rc == HPL_OK)
-        rc = hpl__op_record(&s->op, &cmd);
+        rc = hpl__op_record(&s->op, &cb);
     if (rc != HPL_OK)
         return rc;
     hpl__ghost_check ghosts;
-    rc = hpl__ghost_check_begin(s->op.ctx, s, cmd->cb, &ghosts);
+    rc = hpl__ghost_check_begin(s->op.ctx, s, cb, &ghosts);
     if (rc != HPL_OK) {
-        hpl__cmd_abandon(d, cmd);
+        hpl__point at;
+        hpl__batch_end(s->op.ctx, d, &at); /* only the fetches were recorded */
         hpl__ghost_check_free(d, &ghosts);
         return rc;
     }
-    vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline);
     if (chunk) {
         write_args(chunk->map + offset, &s->op, r, args, s->views);
-        vkCmdBindDescriptorSets(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &chunk->set, 1,
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &chunk->set, 1,
                                 &offset);
     }
-    record_dispatches(cmd->cb, s, whole);
-    hpl__ghost_check_after(d, cmd->cb, &ghosts);
+    record_dispatches(cb, s, whole);
+    hpl__ghost_check_after(d, cb, &ghosts);
     hpl__point at;
-    rc = hpl__op_submit(&s->op, cmd, &at);
+    rc = hpl__op_submit(&s->op, &at);
     int checked = hpl__ghost_check_end(s->op.ctx, d, s->kernel_name, &ghosts, rc == HPL_OK ? &at : NULL);
     rc = rc == HPL_OK ? checked : rc;
     if (rc == HPL_OK && chunk)

@@ -14,12 +14,12 @@ static int prefetch_to_device(hpl_context *ctx, hpl__array *a, int device)
     int rc = hpl__op_bind(&op, &view, HPL_READ, &slot);
     if (rc == HPL_OK)
         rc = hpl__op_prepare(&op);
-    hpl__cmd *cmd = NULL;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
     if (rc == HPL_OK)
-        rc = hpl__op_record(&op, &cmd);
+        rc = hpl__op_record(&op, &cb);
     if (rc == HPL_OK) {
         hpl__point at;
-        rc = hpl__op_submit(&op, cmd, &at);
+        rc = hpl__op_submit(&op, &at);
     }
     hpl__op_release(&op);
     if (rc == HPL_OK)

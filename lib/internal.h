@@ -63,6 +63,19 @@ typedef struct hpl__device {
     hpl__cmd *cmds;
     uint32_t cmd_count, cmd_next; /* ring: cmd_next is the oldest */
 
+    /* The open batch (submit.c): operations recorded, not yet submitted; it
+     * will signal timeline value submitted + 1. batch_lock guards it, the
+     * ring and `submitted` against the progress thread, which flushes it
+     * when the device idles; it is never held while waiting. */
+    pthread_mutex_t batch_lock;
+    bool batch_lock_made;
+    hpl__cmd *batch;      /* NULL: none open */
+    uint64_t batch_gate;  /* gate value the batch waits for; 0: none */
+    uint32_t batch_ops;   /* operations recorded in it */
+    bool flush_watched;   /* a progress request will flush it when the device idles */
+    bool recording;       /* an operation is being recorded into it: not submittable */
+    bool flush_deferred;  /* a flush came while recording: submit at its end */
+
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipeline_layout;
     VkDescriptorPool descriptor_pool;
@@ -210,13 +223,20 @@ void hpl__devices_close(hpl_context *ctx);
 int hpl__vk_error(VkResult r, const char *what);
 void hpl__physical_info(VkPhysicalDevice pd, uint32_t index, hpl_device_info *out);
 
-/* submit.c: command buffers, submission, completion */
-int hpl__cmd_begin(hpl__device *d, hpl__cmd **out);
-/* Gives back a command buffer that was begun but will not be submitted. */
-void hpl__cmd_abandon(hpl__device *d, hpl__cmd *cmd);
-/* Ends and submits cmd; waits (on the device) for gate >= gate_value when
- * gate_value > 0; returns the point of this work in *at. */
-int hpl__cmd_submit(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t gate_value, hpl__point *at);
+/* submit.c: batches of operations, submission, completion */
+/* Starts one operation on d that must run after `waits` (points of any
+ * device): returns the command buffer to record it into, after a barrier
+ * that orders it after all earlier work of d. Work of other devices it
+ * waits for is submitted first (their batches flushed). */
+int hpl__batch_begin(hpl_context *ctx, hpl__device *d, const hpl__point *waits, int count, VkCommandBuffer *cb);
+/* Ends the operation begun last on d: *at is its point. May submit. Call it
+ * also after a failure while recording (what was recorded is harmless:
+ * copies of valid data into invalid places). */
+int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at);
+/* Submits d's open batch, if any. */
+int hpl__batch_flush(hpl__device *d);
+/* The progress thread's flush of a watched batch. */
+void hpl__batch_watched(hpl__device *d);
 uint64_t hpl__device_completed(hpl__device *d);
 /* Signals d's gate from the host (the progress thread). */
 void hpl__gate_signal(hpl__device *d, uint64_t value);
@@ -225,16 +245,19 @@ VkResult hpl__timeline_wait(hpl__device *d, uint64_t value);
 /* Host waits for every point (releasing the context lock meanwhile). */
 int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count);
 int hpl__wait_idle(hpl_context *ctx);
-/* A gate value on device d that becomes signalled once every point not on
- * d is reached (0 when all are on d: queue order covers them). */
-int hpl__gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value);
 void hpl__barrier_all(VkCommandBuffer cb);
 void hpl__barrier_to_host(VkCommandBuffer cb);
 
 /* progress.c */
 int hpl__progress_start(hpl_context *ctx);
 void hpl__progress_stop(hpl_context *ctx);
-int hpl__progress_enqueue(hpl_context *ctx, int device, uint64_t gate_value, const hpl__point *points, int count);
+typedef enum hpl__progress_kind {
+    HPL__PROGRESS_GATE,  /* signal the device's gate with gate_value */
+    HPL__PROGRESS_FLUSH, /* submit the device's open batch */
+} hpl__progress_kind;
+/* Once every point is reached, does `kind` for device. */
+int hpl__progress_enqueue(hpl_context *ctx, hpl__progress_kind kind, int device, uint64_t gate_value,
+                          const hpl__point *points, int count);
 
 /* memory.c */
 int hpl__buffer_create(hpl__device *d, VkDeviceSize size, VkBufferUsageFlags usage, uint32_t memory_type,

@@ -37,8 +37,9 @@ typedef struct hpl__subkernel {
     hpl__op op;
 } hpl__subkernel;
 
-/* Clears s, except its op (which hpl__op_init clears: 20 KiB not to clear
- * twice per eval), for `device` running kernel's variant for it. */
+/* Clears s for `device` running kernel's variant for it: its fields and the
+ * views of the variant's arguments (the rest of views[] and the op, 28 KiB
+ * in all, are never read before they are set). */
 void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__kernel *kernel);
 /* The whole (sub)array as the kernel sees it. */
 hpl__arg_view hpl__arg_view_of(hpl__array *a);

@@ -1,14 +1,17 @@
 /* The progress thread: links timelines of devices that share no semaphores.
  * Work on device B that needs work on device A is submitted at once, waiting
  * on B's gate semaphore; this thread waits for A's timeline and then signals
- * B's gate, so the user's thread never waits inside eval. Requests are
- * served in order, which keeps each gate's values increasing. */
+ * B's gate, so the user's thread never waits inside eval. It also submits a
+ * device's open batch once the work before it is done (submit.c), so that
+ * batched work never waits for the user's next call. Requests are served in
+ * order, which keeps each gate's values increasing. */
 #include "internal.h"
 
 #include <string.h>
 
 typedef struct request {
-    int device;          /* whose gate to signal */
+    hpl__progress_kind kind;
+    int device;          /* whose gate to signal or batch to flush */
     uint64_t gate_value;
     int count;
     hpl__point points[HPL__MAX_DEVICES];
@@ -39,7 +42,10 @@ static void serve(hpl__progress *p, const request *r)
             pthread_mutex_unlock(&ctx->lock);
         }
     }
-    hpl__gate_signal(&ctx->devices[r->device], r->gate_value);
+    if (r->kind == HPL__PROGRESS_GATE)
+        hpl__gate_signal(&ctx->devices[r->device], r->gate_value);
+    else
+        hpl__batch_watched(&ctx->devices[r->device]);
 }
 
 static void *run(void *arg)
@@ -102,7 +108,8 @@ void hpl__progress_stop(hpl_context *ctx)
     ctx->progress = NULL;
 }
 
-int hpl__progress_enqueue(hpl_context *ctx, int device, uint64_t gate_value, const hpl__point *points, int count)
+int hpl__progress_enqueue(hpl_context *ctx, hpl__progress_kind kind, int device, uint64_t gate_value,
+                          const hpl__point *points, int count)
 {
     hpl__progress *p = ctx->progress;
     pthread_mutex_lock(&p->lock);
@@ -121,6 +128,7 @@ int hpl__progress_enqueue(hpl_context *ctx, int device, uint64_t gate_value, con
         p->head = 0;
     }
     request *r = &p->queue[(p->head + p->count) % p->capacity];
+    r->kind = kind;
     r->device = device;
     r->gate_value = gate_value;
     r->count = count;

@@ -286,8 +286,11 @@ int hpl_stats_get(hpl_context *ctx, hpl_stats *out)
     out->device_count = ctx->device_count;
     hpl_device_stats *t = &out->total;
     for (int i = 0; i < ctx->device_count; i++) {
-        const hpl_device_stats *s = &ctx->devices[i].stats;
-        out->device[i] = *s;
+        hpl__device *d = &ctx->devices[i];
+        pthread_mutex_lock(&d->batch_lock); /* the progress thread counts submissions */
+        out->device[i] = d->stats;
+        pthread_mutex_unlock(&d->batch_lock);
+        const hpl_device_stats *s = &out->device[i];
         t->to_device_bytes += s->to_device_bytes;
         t->to_device_count += s->to_device_count;
         t->to_host_bytes += s->to_host_bytes;
@@ -298,6 +301,8 @@ int hpl_stats_get(hpl_context *ctx, hpl_stats *out)
         t->evicted_bytes += s->evicted_bytes;
         t->resident_bytes += s->resident_bytes;
         t->peak_bytes += s->peak_bytes;
+        t->operations += s->operations;
+        t->submissions += s->submissions;
     }
     HPL__UNLOCK(ctx);
     return HPL_OK;
@@ -309,8 +314,11 @@ int hpl_stats_reset(hpl_context *ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_stats_reset: ctx is NULL");
     HPL__LOCK(ctx);
     for (int i = 0; i < ctx->device_count; i++) {
-        hpl_device_stats *s = &ctx->devices[i].stats;
+        hpl__device *d = &ctx->devices[i];
+        pthread_mutex_lock(&d->batch_lock);
+        hpl_device_stats *s = &d->stats;
         *s = (hpl_device_stats){.resident_bytes = s->resident_bytes, .peak_bytes = s->resident_bytes};
+        pthread_mutex_unlock(&d->batch_lock);
     }
     HPL__UNLOCK(ctx);
     return HPL_OK;

@@ -1,7 +1,16 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 /* Command buffers from a reusable ring, submission on a device's timeline,
- * and host waits for timeline points. Nothing here waits inside eval: a
- * command buffer still in flight is never waited for, a new one is made. */
+ * batches of operations, and host waits for timeline points.
+ *
+ * Batches: the operations recorded on a device (evals, copies) go into one
+ * open command buffer, each after a full barrier, and reach the queue in
+ * one submission: at once when the device is idle, else when the device
+ * idles (the progress thread flushes it), when the batch is full, when a
+ * host wait or another device needs its work, or when an operation must
+ * wait for another device (a gate holds back the whole submission). Every
+ * operation of a batch gets the timeline value the batch will signal.
+ * Nothing here waits inside eval: a command buffer still in flight is never
+ * waited for, a new one is made. */
 #include "internal.h"
 
 #include <sched.h>
@@ -41,6 +50,8 @@ void hpl__gate_signal(hpl__device *d, uint64_t value)
 
 VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
 {
+    if (value > d->submitted && hpl__batch_flush(d) != HPL_OK)
+        return VK_ERROR_DEVICE_LOST;
     uint64_t until = hpl__now_ns() + SPIN_NS;
     while (d->semaphore_lock || hpl__now_ns() < until) {
         if (hpl__device_completed(d) >= value)
@@ -83,7 +94,8 @@ static int grow_cmds(hpl__device *d, hpl__cmd **out)
     return HPL_OK;
 }
 
-int hpl__cmd_begin(hpl__device *d, hpl__cmd **out)
+/* Takes a free command buffer from the ring and begins it. */
+static int cmd_begin(hpl__device *d, hpl__cmd **out)
 {
     /* Buffers complete in submission order: the oldest is the one after the
      * last taken, so one look usually finds a free one. */
@@ -111,18 +123,8 @@ int hpl__cmd_begin(hpl__device *d, hpl__cmd **out)
         cmd->value = 0;
         return hpl__vk_error(r, "vkBeginCommandBuffer");
     }
-    /* Work on one queue runs in submission order: this barrier orders this
-     * command buffer after everything submitted before it on the device. */
-    hpl__barrier_all(cmd->cb);
     *out = cmd;
     return HPL_OK;
-}
-
-void hpl__cmd_abandon(hpl__device *d, hpl__cmd *cmd)
-{
-    (void)d;
-    vkResetCommandBuffer(cmd->cb, 0);
-    cmd->value = 0;
 }
 
 void hpl__barrier_all(VkCommandBuffer cb)
@@ -145,13 +147,20 @@ void hpl__barrier_to_host(VkCommandBuffer cb)
                          NULL);
 }
 
-int hpl__cmd_submit(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t gate_value, hpl__point *at)
+/* Ends and submits the open batch (d->batch_lock held). */
+static int batch_submit(hpl__device *d)
 {
-    (void)ctx;
+    hpl__cmd *cmd = d->batch;
+    uint64_t gate_value = d->batch_gate;
+    d->batch = NULL;
+    d->batch_gate = 0;
+    d->batch_ops = 0;
+    d->flush_deferred = false;
     hpl__barrier_to_host(cmd->cb);
     VkResult r = vkEndCommandBuffer(cmd->cb);
     if (r != VK_SUCCESS) {
         cmd->value = 0;
+        d->error = HPL_ERROR_VULKAN;
         return hpl__vk_error(r, "vkEndCommandBuffer");
     }
     uint64_t signal = d->submitted + 1;
@@ -172,18 +181,57 @@ int hpl__cmd_submit(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t ga
                        .pSignalSemaphores = &d->timeline};
     r = vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
     if (r != VK_SUCCESS) {
+        /* The operations recorded in it never run: waits for them must not
+         * hang, so the device is marked lost for good. */
         cmd->value = 0;
-        if (r == VK_ERROR_DEVICE_LOST)
-            d->error = HPL_ERROR_DEVICE_LOST;
+        d->error = HPL_ERROR_DEVICE_LOST;
         return hpl__vk_error(r, "vkQueueSubmit");
     }
     d->submitted = signal;
+    d->stats.submissions++;
     cmd->value = signal;
-    *at = (hpl__point){d->index, signal};
     return HPL_OK;
 }
 
-int hpl__gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value)
+/* Submits the open batch, or has hpl__batch_end submit it when an
+ * operation is being recorded into it (by another thread: the progress
+ * thread's flushes). */
+static int flush_locked(hpl__device *d)
+{
+    if (d->recording) {
+        d->flush_deferred = true;
+        return HPL_OK;
+    }
+    return d->batch ? batch_submit(d) : HPL_OK;
+}
+
+int hpl__batch_flush(hpl__device *d)
+{
+    pthread_mutex_lock(&d->batch_lock);
+    int rc = flush_locked(d);
+    pthread_mutex_unlock(&d->batch_lock);
+    return rc;
+}
+
+/* Flushes the devices whose open batch holds one of the points, so that
+ * what is waited for is submitted. */
+static int flush_for(hpl_context *ctx, const hpl__point *points, int count)
+{
+    int rc = HPL_OK;
+    for (int i = 0; i < count; i++) {
+        hpl__device *d = &ctx->devices[points[i].device];
+        if (points[i].value > d->submitted) {
+            int r = hpl__batch_flush(d);
+            rc = rc == HPL_OK ? r : rc;
+        }
+    }
+    return rc;
+}
+
+/* The gate value d's next work must wait for so that every point of
+ * another device is reached first: 0 when all are on d (queue order covers
+ * them) or done. Requests it from the progress thread. */
+static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value)
 {
     hpl__point foreign[HPL__MAX_DEVICES];
     int n = 0;
@@ -197,13 +245,79 @@ int hpl__gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, in
     *gate_value = 0;
     if (n == 0)
         return HPL_OK;
+    int rc = flush_for(ctx, foreign, n);
+    if (rc != HPL_OK)
+        return rc;
     uint64_t value = d->gate_requested + 1;
-    int rc = hpl__progress_enqueue(ctx, d->index, value, foreign, n);
+    rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_GATE, d->index, value, foreign, n);
     if (rc == HPL_OK) {
         d->gate_requested = value;
         *gate_value = value;
     }
     return rc;
+}
+
+int hpl__batch_begin(hpl_context *ctx, hpl__device *d, const hpl__point *waits, int count, VkCommandBuffer *cb)
+{
+    if (d->error)
+        return hpl__fail(d->error, "device %s failed earlier: %s", d->info.name, hpl_error_string(d->error));
+    uint64_t gate = 0;
+    int rc = gate_for(ctx, d, waits, count, &gate);
+    if (rc != HPL_OK)
+        return rc;
+    pthread_mutex_lock(&d->batch_lock);
+    /* A gate holds back all of a submission: what is already recorded goes
+     * first, without it. */
+    if (gate && d->batch)
+        rc = batch_submit(d);
+    if (rc == HPL_OK && !d->batch)
+        rc = cmd_begin(d, &d->batch);
+    if (rc == HPL_OK) {
+        if (gate)
+            d->batch_gate = gate;
+        /* Orders this operation after everything before it on the device:
+         * earlier submissions and earlier operations of this batch. */
+        hpl__barrier_all(d->batch->cb);
+        *cb = d->batch->cb;
+        d->recording = true;
+    }
+    pthread_mutex_unlock(&d->batch_lock);
+    return rc;
+}
+
+/* Operations per submission at most: a long batch delays the first of them. */
+#define BATCH_MAX_OPS 64u
+
+int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at)
+{
+    int rc = HPL_OK;
+    pthread_mutex_lock(&d->batch_lock);
+    *at = (hpl__point){d->index, d->submitted + 1};
+    d->batch_ops++;
+    d->stats.operations++;
+    d->recording = false;
+    /* An idle device gets the batch at once (latency); a busy one gets it
+     * when it idles (the progress thread watches) or when it is full. */
+    bool idle = hpl__device_completed(d) >= d->submitted;
+    if (idle || d->flush_deferred || d->batch_ops >= BATCH_MAX_OPS) {
+        rc = batch_submit(d);
+    } else if (!d->flush_watched) {
+        hpl__point busy = {d->index, d->submitted};
+        rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_FLUSH, d->index, 0, &busy, 1);
+        d->flush_watched = rc == HPL_OK;
+        if (rc != HPL_OK)
+            rc = batch_submit(d);
+    }
+    pthread_mutex_unlock(&d->batch_lock);
+    return rc;
+}
+
+void hpl__batch_watched(hpl__device *d)
+{
+    pthread_mutex_lock(&d->batch_lock);
+    d->flush_watched = false;
+    flush_locked(d); /* an error marks the device; its waiters see it */
+    pthread_mutex_unlock(&d->batch_lock);
 }
 
 /* Waits for one point. */
@@ -226,6 +340,9 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
         pending = points[i].value && hpl__device_completed(&ctx->devices[points[i].device]) < points[i].value;
     if (!pending)
         return HPL_OK;
+    int rc0 = flush_for(ctx, points, count);
+    if (rc0 != HPL_OK)
+        return rc0;
     /* Other threads may use the context while this one waits. */
     HPL__UNLOCK(ctx);
     for (int i = 0; i < count && rc == HPL_OK; i++)
@@ -238,7 +355,13 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
 int hpl__wait_idle(hpl_context *ctx)
 {
     hpl__point points[HPL__MAX_DEVICES];
-    int n = 0;
+    int n = 0, rc = HPL_OK;
+    for (int i = 0; i < ctx->device_count; i++) {
+        int r = hpl__batch_flush(&ctx->devices[i]);
+        rc = rc == HPL_OK ? r : rc;
+    }
+    if (rc != HPL_OK)
+        return rc;
     for (int i = 0; i < ctx->device_count; i++)
         n = hpl__points_add(points, n, (hpl__point){i, ctx->devices[i].submitted});
     return hpl__wait_points(ctx, points, n);

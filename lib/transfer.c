@@ -130,20 +130,14 @@ int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *
      * reading it. The source's own work is earlier on this queue. */
     hpl__point waits[HPL__MAX_DEVICES];
     int n = hpl__coherence_wait_points(&root->coherence, HPL__HOST, true, waits, 0);
-    uint64_t gate;
-    hpl__cmd *cmd;
-    rc = hpl__cmd_begin(d, &cmd);
+    VkCommandBuffer cb;
+    rc = hpl__batch_begin(ctx, d, waits, n, &cb);
     if (rc != HPL_OK)
         return rc;
-    rc = hpl__gate_for(ctx, d, waits, n, &gate);
-    if (rc != HPL_OK) {
-        hpl__cmd_abandon(d, cmd);
-        return rc;
-    }
     hpl__layout from = hpl__layout_of(root, t->src, s), to = hpl__layout_of(root, HPL__HOST, s);
-    hpl__record_copy(cmd->cb, root, &t->region, &from, &to, hpl__no_shift);
+    hpl__record_copy(cb, root, &t->region, &from, &to, hpl__no_shift);
     hpl__point at;
-    rc = hpl__cmd_submit(ctx, d, cmd, gate, &at);
+    rc = hpl__batch_end(ctx, d, &at);
     if (rc != HPL_OK)
         return rc;
     hpl__count_transfer(ctx, root, t);
