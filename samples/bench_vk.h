@@ -1,6 +1,8 @@
 /*
  * bench_vk.h — what the benchmark programs (bench_*.c) share: the
- * hand-written Vulkan of their baselines, and medians of timed rounds.
+ * hand-written Vulkan of their baselines, medians of timed rounds, and a
+ * data pattern (with hplvk kernels that write and check it) that proves
+ * every copy they time.
  *
  * Every benchmark runs hplvk and a hand-written Vulkan baseline in ONE
  * process, on the same physical device (matched by name, vendor, device id
