@@ -9,7 +9,7 @@
 #include "reflect.h"
 
 #include <pthread.h>
-#include <vulkan/vulkan.h>
+#include "hplvk_vulkan.h" /* <vulkan/vulkan.h> and the interop types */
 
 /* ---- devices ---------------------------------------------------------- */
 
@@ -72,6 +72,13 @@ typedef struct hpl__device {
     VkPipelineCache pipeline_cache;
     int error; /* sticky: device lost */
 
+    uint32_t features; /* HPL__FEATURE_* enabled on the VkDevice (validate.h) */
+    /* The VkDevice and its queues are the application's (interop.c): never
+     * destroyed or idled by hplvk; submissions take the application's lock. */
+    bool borrowed;
+    hpl_vulkan_queue_lock_fn queue_lock, queue_unlock; /* NULL: no lock */
+    void *queue_lock_user;
+
     bool zero_copy;        /* kernels use the host storage directly */
     bool zero_copy_asked;  /* its device list entry carries +zc */
     char entry[48];        /* that entry, for messages ("" for the default list) */
@@ -104,6 +111,16 @@ typedef struct hpl__import {
     VkDeviceSize offset;     /* of the first element inside buffer */
     VkDeviceAddress address; /* of the first element; zero-copy devices only */
 } hpl__import;
+
+/* The application's hold on a view's memory on a device, from
+ * hpl_array_vulkan_acquire to hpl_array_vulkan_release (acquire.c). */
+typedef struct hpl__acquisition {
+    hpl__handle view; /* the (sub)array acquired */
+    int device;
+    int slot;         /* its coherence memory: never evicted while held */
+    hpl__box box;     /* root coordinates */
+    hpl_access access;
+} hpl__acquisition;
 
 /* How the last annotated eval split an array (hpl_array_part). */
 typedef struct hpl__split {
@@ -140,6 +157,8 @@ typedef struct hpl__array {
     int instance_count, instance_capacity;
     hpl__import imports[HPL__MAX_DEVICES];
     int error; /* asynchronous error of work on this array, returned once */
+    hpl__acquisition *acquired; /* held by the application, oldest first */
+    int acquired_count, acquired_capacity;
 } hpl__array;
 
 /* An access to a view: what an eval argument, an assignment side or a host
@@ -182,6 +201,7 @@ struct hpl_context {
     hpl__logger logger;
     hpl__cache cache;
     VkInstance instance;
+    bool borrowed_instance; /* the application's (hpl_context_desc.vulkan): not destroyed */
     VkDebugUtilsMessengerEXT messenger;
     int physical_count;
     VkPhysicalDevice *physical;
@@ -209,6 +229,34 @@ int hpl__devices_open(hpl_context *ctx, const char *spec);
 void hpl__devices_close(hpl_context *ctx);
 int hpl__vk_error(VkResult r, const char *what);
 void hpl__physical_info(VkPhysicalDevice pd, uint32_t index, hpl_device_info *out);
+/* The HPL__FEATURE_* physical device pd supports. */
+uint32_t hpl__physical_features(VkPhysicalDevice pd);
+/* First step of opening device d as number `index`: physical device number
+ * `physical` of the context, its properties. */
+void hpl__device_describe(hpl_context *ctx, hpl__device *d, int index, int physical);
+/* Last step, shared by devices hplvk creates and the application's: once
+ * d->device, its queue and d->features are set, makes hplvk's objects on it
+ * (timelines, command pool, layouts, pipeline cache, memory types). */
+int hpl__device_setup(hpl_context *ctx, hpl__device *d);
+/* vkQueueSubmit on d's compute queue, inside the application's queue lock
+ * when it gave one. */
+VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits);
+
+/* interop.c: opens the application's devices (hpl_context_desc.vulkan) as
+ * the context's devices, after checking what hplvk needs. */
+int hpl__devices_adopt(hpl_context *ctx, const hpl_vulkan_desc *vk);
+
+/* acquire.c: arrays held by the application (hpl_array_vulkan_acquire) */
+/* Fails when an access to `box` of root (root coordinates) would race with
+ * the application's work on an acquired buffer. */
+int hpl__acquired_check(hpl_context *ctx, const hpl__array *root, const hpl__box *box, hpl_access access);
+/* Is memory `slot` of root held by the application (not to be evicted)? */
+bool hpl__acquired_holds(const hpl__array *root, int slot);
+/* Fails when destroying a (a view, or a root) would free what the
+ * application holds. */
+int hpl__acquired_check_destroy(hpl_context *ctx, const hpl__array *a);
+/* Logs a warning for each acquisition left (context destruction). */
+void hpl__acquired_warn_left(hpl_context *ctx);
 
 /* submit.c: command buffers, submission, completion */
 int hpl__cmd_begin(hpl__device *d, hpl__cmd **out);
@@ -217,6 +265,14 @@ void hpl__cmd_abandon(hpl__device *d, hpl__cmd *cmd);
 /* Ends and submits cmd; waits (on the device) for gate >= gate_value when
  * gate_value > 0; returns the point of this work in *at. */
 int hpl__cmd_submit(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t gate_value, hpl__point *at);
+/* hpl__cmd_submit that also waits (on the device) for an external timeline
+ * semaphore (the application's, on d's VkDevice) to reach external_value;
+ * external VK_NULL_HANDLE: no such wait. */
+int hpl__cmd_submit_waiting(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t gate_value, VkSemaphore external,
+                            uint64_t external_value, hpl__point *at);
+/* Submits d's open batch (batched submission): after it, every point of
+ * d's work recorded so far is a value submitted to d's queue. */
+void hpl__device_flush(hpl_context *ctx, hpl__device *d);
 uint64_t hpl__device_completed(hpl__device *d);
 /* Signals d's gate from the host (the progress thread). */
 void hpl__gate_signal(hpl__device *d, uint64_t value);

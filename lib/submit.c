@@ -147,6 +147,12 @@ void hpl__barrier_to_host(VkCommandBuffer cb)
 
 int hpl__cmd_submit(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t gate_value, hpl__point *at)
 {
+    return hpl__cmd_submit_waiting(ctx, d, cmd, gate_value, VK_NULL_HANDLE, 0, at);
+}
+
+int hpl__cmd_submit_waiting(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t gate_value, VkSemaphore external,
+                            uint64_t external_value, hpl__point *at)
+{
     (void)ctx;
     hpl__barrier_to_host(cmd->cb);
     VkResult r = vkEndCommandBuffer(cmd->cb);
@@ -155,22 +161,33 @@ int hpl__cmd_submit(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t ga
         return hpl__vk_error(r, "vkEndCommandBuffer");
     }
     uint64_t signal = d->submitted + 1;
-    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkPipelineStageFlags stages[2] = {VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT};
+    VkSemaphore waits[2];
+    uint64_t values[2];
+    uint32_t n = 0;
+    if (gate_value) {
+        waits[n] = d->gate;
+        values[n++] = gate_value;
+    }
+    if (external) {
+        waits[n] = external;
+        values[n++] = external_value;
+    }
     VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .waitSemaphoreValueCount = gate_value ? 1 : 0,
-                                        .pWaitSemaphoreValues = &gate_value,
+                                        .waitSemaphoreValueCount = n,
+                                        .pWaitSemaphoreValues = values,
                                         .signalSemaphoreValueCount = 1,
                                         .pSignalSemaphoreValues = &signal};
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .pNext = &ti,
-                       .waitSemaphoreCount = gate_value ? 1 : 0,
-                       .pWaitSemaphores = &d->gate,
-                       .pWaitDstStageMask = &stage,
+                       .waitSemaphoreCount = n,
+                       .pWaitSemaphores = waits,
+                       .pWaitDstStageMask = stages,
                        .commandBufferCount = 1,
                        .pCommandBuffers = &cmd->cb,
                        .signalSemaphoreCount = 1,
                        .pSignalSemaphores = &d->timeline};
-    r = vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
+    r = hpl__queue_submit(d, 1, &si);
     if (r != VK_SUCCESS) {
         cmd->value = 0;
         if (r == VK_ERROR_DEVICE_LOST)
@@ -181,6 +198,13 @@ int hpl__cmd_submit(hpl_context *ctx, hpl__device *d, hpl__cmd *cmd, uint64_t ga
     cmd->value = signal;
     *at = (hpl__point){d->index, signal};
     return HPL_OK;
+}
+
+void hpl__device_flush(hpl_context *ctx, hpl__device *d)
+{
+    /* submits d's open batch (batched submission) */
+    (void)ctx;
+    (void)d;
 }
 
 int hpl__gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value)
