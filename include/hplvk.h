@@ -9,6 +9,8 @@
  *   3. Devices                    7. eval: running a kernel
  *   4. Arrays, host access,       8. Environment variables
  *      subarrays, statistics
+ * Vulkan interop (a context on the application's own VkDevices, and the
+ * application's Vulkan work on arrays' buffers) is in <hplvk_vulkan.h>.
  *
  * A complete program:
  *
@@ -121,6 +123,7 @@ HPL_API const char *hpl_last_error(void);
  */
 
 typedef struct hpl_context hpl_context;
+struct hpl_vulkan_desc; /* <hplvk_vulkan.h> */
 
 typedef enum hpl_log_level { HPL_LOG_DEBUG = 0, HPL_LOG_INFO, HPL_LOG_WARNING, HPL_LOG_ERROR } hpl_log_level;
 
@@ -160,6 +163,11 @@ typedef struct hpl_context_desc {
      * several times ("cpu:4") otherwise keep separate copies, which is their
      * purpose. Zero means AUTO unless HPLVK_ZERO_COPY=0/1 says OFF/ON. */
     int zero_copy; /* hpl_zero_copy */
+    /* NULL: hplvk creates its own Vulkan instance and devices. Else the
+     * application's VkInstance, VkDevices and queues, on which the context
+     * is made (Vulkan interop: <hplvk_vulkan.h>, which declares struct
+     * hpl_vulkan_desc and says what changes; `devices` must then be NULL). */
+    const struct hpl_vulkan_desc *vulkan;
 } hpl_context_desc;
 
 typedef enum hpl_zero_copy {
@@ -174,10 +182,15 @@ typedef enum hpl_zero_copy {
  * and with HPL_ERROR_INVALID_ARGUMENT for a malformed device list (an empty
  * entry, a bad count or modifier), "+zc" on a device that cannot be
  * zero-copy or with zero copy OFF, and a malformed environment variable of
- * chapter 8; the message names the entry or the variable and its value. */
+ * chapter 8; the message names the entry or the variable and its value.
+ * With hpl_context_desc.vulkan, also with HPL_ERROR_INVALID_ARGUMENT for a
+ * malformed description and HPL_ERROR_UNSUPPORTED for a device lacking what
+ * hplvk needs (<hplvk_vulkan.h>, chapter V1). */
 HPL_API int hpl_context_create(const hpl_context_desc *desc, hpl_context **out);
 /* Waits for all work, destroys every array and kernel still alive, saves the
- * pipeline caches and closes the devices. NULL is ignored. */
+ * pipeline caches and closes the devices. NULL is ignored. A context made on
+ * the application's Vulkan objects (hpl_context_desc.vulkan) destroys only
+ * hplvk's own objects on them, never the instance, the devices or queues. */
 HPL_API void hpl_context_destroy(hpl_context *ctx);
 /* Waits until every eval and transfer submitted so far has completed.
  * Returns the first error that surfaced asynchronously since the last call

@@ -47,7 +47,9 @@ static bool add_ghost(hpl__region *ghost, const hpl__box *box, const hpl__box *o
 
 int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slot)
 {
-    int rc = hpl__array_memory_for(op->ctx, view->root, op->device->index, &view->box, slot);
+    int rc = hpl__acquired_check(op->ctx, view->root, &view->box, access);
+    if (rc == HPL_OK)
+        rc = hpl__array_memory_for(op->ctx, view->root, op->device->index, &view->box, slot);
     if (rc != HPL_OK)
         return rc;
     hpl__binding *b = binding_for(op, view->root, *slot);

@@ -432,6 +432,7 @@ static void free_storage(hpl_context *ctx, hpl__array *root)
             vkFreeMemory(dev, im->memory, NULL);
     }
     hpl__free(root->instances);
+    hpl__free(root->acquired);
     if (root->host_owned)
         munmap(root->host, root->host_map_size);
     hpl__coherence_free(&root->coherence);
@@ -507,6 +508,8 @@ int hpl_array_destroy(hpl_context *ctx, hpl_array handle)
     HPL__LOCK(ctx);
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
+    if (rc == HPL_OK)
+        rc = hpl__acquired_check_destroy(ctx, a);
     if (rc == HPL_OK)
         hpl__array_drop(ctx, a);
     else
@@ -648,6 +651,8 @@ static int access_locked(hpl_context *ctx, hpl_array handle, hpl_access mode, vo
                          (int)mode);
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
+    if (rc == HPL_OK)
+        rc = hpl__acquired_check(ctx, a->root, &a->box, mode);
     if (rc == HPL_OK)
         rc = host_acquire(ctx, handle, &a, mode, fn);
     if (rc == HPL_OK && (mode & HPL_WRITE))

@@ -55,7 +55,9 @@ static int fill_locked(hpl_context *ctx, hpl_array handle, const void *value, in
             a->last_where = where;
         return rc;
     }
-    rc = hpl__host_sync(ctx, a->root, NULL, true);
+    rc = hpl__acquired_check(ctx, a->root, &a->owned, HPL_WRITE);
+    if (rc == HPL_OK)
+        rc = hpl__host_sync(ctx, a->root, NULL, true);
     if (rc == HPL_OK)
         rc = hpl__array_get(ctx, handle, &a); /* the wait released the lock */
     if (rc == HPL_OK) {
@@ -115,6 +117,12 @@ static int assign_on_host(hpl_context *ctx, hpl_array dst_handle, hpl_array src_
 {
     hpl__array *dst = NULL, *src = NULL;
     int rc = hpl__array_get(ctx, src_handle, &src);
+    if (rc == HPL_OK)
+        rc = hpl__array_get(ctx, dst_handle, &dst);
+    if (rc == HPL_OK)
+        rc = hpl__acquired_check(ctx, src->root, &src->box, HPL_READ);
+    if (rc == HPL_OK)
+        rc = hpl__acquired_check(ctx, dst->root, &dst->owned, HPL_WRITE);
     if (rc == HPL_OK)
         rc = hpl__host_sync(ctx, src->root, &src->box, false);
     if (rc == HPL_OK)

@@ -112,6 +112,24 @@ static int enumerate_physical(hpl_context *ctx)
     return HPL_OK;
 }
 
+/* The Vulkan instance: hplvk's own, or the application's (interop.c says
+ * what else changes then). */
+static int open_instance(hpl_context *ctx, const hpl_context_desc *desc)
+{
+    const hpl_vulkan_desc *vk = desc->vulkan;
+    if (!vk)
+        return create_instance(ctx, ctx->validation);
+    if (desc->devices)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "devices (\"%s\") and vulkan are both given: the devices of a "
+                                                     "context on the application's Vulkan objects are vulkan->devices",
+                         desc->devices);
+    if (!vk->instance)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "vulkan->instance is VK_NULL_HANDLE");
+    ctx->instance = vk->instance;
+    ctx->borrowed_instance = true;
+    return HPL_OK;
+}
+
 int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
 {
     static const hpl_context_desc defaults = {0};
@@ -139,11 +157,11 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
         rc = hpl__cache_init(&ctx->cache, desc->cache_dir, desc->no_disk_cache, &ctx->logger);
     ctx->validation = desc->validation || env_true("HPLVK_VALIDATION");
     if (rc == HPL_OK)
-        rc = create_instance(ctx, ctx->validation);
+        rc = open_instance(ctx, desc);
     if (rc == HPL_OK)
         rc = enumerate_physical(ctx);
     if (rc == HPL_OK)
-        rc = hpl__devices_open(ctx, spec);
+        rc = desc->vulkan ? hpl__devices_adopt(ctx, desc->vulkan) : hpl__devices_open(ctx, spec);
     if (rc == HPL_OK)
         rc = hpl__devices_configure(ctx, desc);
     for (int i = 0; rc == HPL_OK && ctx->validation && i < ctx->device_count; i++)
@@ -185,6 +203,7 @@ void hpl_context_destroy(hpl_context *ctx)
     if (!ctx)
         return;
     HPL__LOCK(ctx);
+    hpl__acquired_warn_left(ctx);
     if (ctx->device_count)
         hpl__wait_idle(ctx);
     hpl__progress_stop(ctx);
@@ -197,7 +216,7 @@ void hpl_context_destroy(hpl_context *ctx)
         if (destroy)
             destroy(ctx->instance, ctx->messenger, NULL);
     }
-    if (ctx->instance)
+    if (ctx->instance && !ctx->borrowed_instance)
         vkDestroyInstance(ctx->instance, NULL);
     hpl__free(ctx->physical);
     hpl__free(ctx->physical_info);

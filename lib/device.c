@@ -1,6 +1,10 @@
-/* Physical devices, logical devices, their queues and per-device objects. */
+/* Physical devices, logical devices, their queues and per-device objects.
+ * Devices hplvk creates (hpl__devices_open) and the application's
+ * (interop.c) share everything after the VkDevice exists:
+ * hpl__device_setup. */
 #include "devspec.h"
 #include "internal.h"
+#include "validate.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -109,6 +113,45 @@ void hpl__physical_info(VkPhysicalDevice pd, uint32_t index, hpl_device_info *ou
     out->host_import = has_extension(pd, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
 }
 
+/* create_logical enables each of these features wherever the device
+ * supports it; subgroup operations need no enabling. */
+uint32_t hpl__physical_features(VkPhysicalDevice pd)
+{
+    VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v12};
+    vkGetPhysicalDeviceFeatures2(pd, &f);
+    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
+    vkGetPhysicalDeviceProperties2(pd, &p);
+    uint32_t have = 0;
+    have |= f.features.shaderFloat64 ? HPL__FEATURE_FLOAT64 : 0;
+    have |= f.features.shaderInt64 ? HPL__FEATURE_INT64 : 0;
+    have |= f.features.shaderInt16 ? HPL__FEATURE_INT16 : 0;
+    have |= v12.shaderInt8 ? HPL__FEATURE_INT8 : 0;
+    have |= v12.shaderFloat16 ? HPL__FEATURE_FLOAT16 : 0;
+    have |= v12.storageBuffer8BitAccess ? HPL__FEATURE_STORAGE8 : 0;
+    have |= v12.uniformAndStorageBuffer8BitAccess ? HPL__FEATURE_UNIFORM_STORAGE8 : 0;
+    have |= v12.scalarBlockLayout ? HPL__FEATURE_SCALAR_LAYOUT : 0;
+    if (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
+        static const struct {
+            VkSubgroupFeatureFlags vk;
+            uint32_t feature;
+        } ops[] = {
+            {VK_SUBGROUP_FEATURE_BASIC_BIT, HPL__FEATURE_SUBGROUP_BASIC},
+            {VK_SUBGROUP_FEATURE_VOTE_BIT, HPL__FEATURE_SUBGROUP_VOTE},
+            {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, HPL__FEATURE_SUBGROUP_ARITHMETIC},
+            {VK_SUBGROUP_FEATURE_BALLOT_BIT, HPL__FEATURE_SUBGROUP_BALLOT},
+            {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, HPL__FEATURE_SUBGROUP_SHUFFLE},
+            {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, HPL__FEATURE_SUBGROUP_SHUFFLE_RELATIVE},
+            {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, HPL__FEATURE_SUBGROUP_CLUSTERED},
+            {VK_SUBGROUP_FEATURE_QUAD_BIT, HPL__FEATURE_SUBGROUP_QUAD},
+        };
+        for (size_t i = 0; i < HPL__ARRAY_LEN(ops); i++)
+            have |= sg.supportedOperations & ops[i].vk ? ops[i].feature : 0;
+    }
+    return have;
+}
+
 /* The compute queue family (compute-only preferred: it is what compute
  * work gets on GPUs that have one) and a transfer-only family if any. */
 static void pick_queues(const hpl_device_info *info, uint32_t *compute, int *transfer)
@@ -182,6 +225,7 @@ static int create_logical(hpl__device *d, uint32_t compute_family, int transfer_
     VkResult r = vkCreateDevice(d->physical, &ci, NULL, &d->device);
     if (r != VK_SUCCESS)
         return hpl__vk_error(r, "vkCreateDevice");
+    d->features = hpl__physical_features(d->physical); /* each enabled above where supported */
     d->queue_family = compute_family;
     vkGetDeviceQueue(d->device, compute_family, 0, &d->queue);
     if (transfer_family >= 0) {
@@ -297,6 +341,7 @@ static int choose_memory_types(hpl__device *d)
 
 static void query_import(hpl__device *d)
 {
+    d->host_import = false;
     if (!d->info.host_import)
         return;
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT ext = {
@@ -309,25 +354,22 @@ static void query_import(hpl__device *d)
     d->host_import = d->get_host_pointer_props != NULL && d->import_alignment > 0;
 }
 
-static int open_device(hpl_context *ctx, hpl__device *d, int index, const hpl__devspec_entry *e)
+void hpl__device_describe(hpl_context *ctx, hpl__device *d, int index, int physical)
 {
     d->index = index;
-    d->physical = ctx->physical[e->physical];
-    d->info = ctx->physical_info[e->physical];
-    d->info.replica = (uint32_t)e->replica;
-    d->zero_copy_asked = e->zero_copy;
-    if (e->entry)
-        snprintf(d->entry, sizeof d->entry, "%.*s", e->entry_len, e->entry);
+    d->physical = ctx->physical[physical];
+    d->info = ctx->physical_info[physical];
     vkGetPhysicalDeviceProperties(d->physical, &d->props);
     vkGetPhysicalDeviceMemoryProperties(d->physical, &d->memory_props);
-    uint32_t compute;
-    int transfer;
-    pick_queues(&d->info, &compute, &transfer);
-    if (compute == UINT32_MAX)
-        return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s has no compute queue", d->info.name);
-    int rc = create_logical(d, compute, transfer);
-    if (rc == HPL_OK)
-        rc = choose_memory_types(d);
+}
+
+int hpl__device_setup(hpl_context *ctx, hpl__device *d)
+{
+    /* What kernels may use is what the VkDevice enabled, not what the
+     * hardware supports (an application's device may enable less). */
+    d->info.float64 = d->features & HPL__FEATURE_FLOAT64;
+    d->info.int64 = d->features & HPL__FEATURE_INT64;
+    int rc = choose_memory_types(d);
     if (rc == HPL_OK) {
         query_import(d);
         rc = create_timeline(d, &d->timeline);
@@ -337,7 +379,7 @@ static int open_device(hpl_context *ctx, hpl__device *d, int index, const hpl__d
     if (rc == HPL_OK) {
         VkCommandPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                      .queueFamilyIndex = compute};
+                                      .queueFamilyIndex = d->queue_family};
         VkResult r = vkCreateCommandPool(d->device, &ci, NULL, &d->command_pool);
         rc = r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateCommandPool");
     }
@@ -346,6 +388,22 @@ static int open_device(hpl_context *ctx, hpl__device *d, int index, const hpl__d
     if (rc == HPL_OK)
         rc = create_pipeline_cache(ctx, d);
     return rc;
+}
+
+static int open_device(hpl_context *ctx, hpl__device *d, int index, const hpl__devspec_entry *e)
+{
+    hpl__device_describe(ctx, d, index, e->physical);
+    d->info.replica = (uint32_t)e->replica;
+    d->zero_copy_asked = e->zero_copy;
+    if (e->entry)
+        snprintf(d->entry, sizeof d->entry, "%.*s", e->entry_len, e->entry);
+    uint32_t compute;
+    int transfer;
+    pick_queues(&d->info, &compute, &transfer);
+    if (compute == UINT32_MAX)
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s has no compute queue", d->info.name);
+    int rc = create_logical(d, compute, transfer);
+    return rc == HPL_OK ? hpl__device_setup(ctx, d) : rc;
 }
 
 int hpl__devices_open(hpl_context *ctx, const char *spec)
@@ -365,6 +423,17 @@ int hpl__devices_open(hpl_context *ctx, const char *spec)
     return rc;
 }
 
+/* Waits until the device is done with hplvk's work. On the application's
+ * device only hplvk's own timeline: its queues may be busy with the
+ * application's work, and vkDeviceWaitIdle would need all of them. */
+static void device_quiet(hpl__device *d)
+{
+    if (!d->borrowed)
+        vkDeviceWaitIdle(d->device);
+    else if (d->timeline && d->submitted)
+        hpl__timeline_wait(d, d->submitted);
+}
+
 static void close_device(hpl_context *ctx, hpl__device *d)
 {
     if (d->batch_lock_made)
@@ -372,7 +441,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
     d->batch_lock_made = false;
     if (!d->device)
         return;
-    vkDeviceWaitIdle(d->device);
+    device_quiet(d);
     save_pipeline_cache(ctx, d);
     hpl__args_release(d);
     if (d->pipeline_cache)
@@ -390,8 +459,19 @@ static void close_device(hpl_context *ctx, hpl__device *d)
         vkDestroySemaphore(d->device, d->timeline, NULL);
     if (d->gate)
         vkDestroySemaphore(d->device, d->gate, NULL);
-    vkDestroyDevice(d->device, NULL);
+    if (!d->borrowed)
+        vkDestroyDevice(d->device, NULL);
     memset(d, 0, sizeof *d);
+}
+
+VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits)
+{
+    if (d->queue_lock)
+        d->queue_lock(d->queue_lock_user, d->queue);
+    VkResult r = vkQueueSubmit(d->queue, count, submits, VK_NULL_HANDLE);
+    if (d->queue_unlock)
+        d->queue_unlock(d->queue_lock_user, d->queue);
+    return r;
 }
 
 void hpl__devices_close(hpl_context *ctx)

@@ -9,7 +9,7 @@
 #include "reflect.h"
 
 #include <pthread.h>
-#include <vulkan/vulkan.h>
+#include "hplvk_vulkan.h" /* <vulkan/vulkan.h> and the interop types */
 
 /* ---- devices ---------------------------------------------------------- */
 
@@ -85,6 +85,13 @@ typedef struct hpl__device {
     VkPipelineCache pipeline_cache;
     int error; /* sticky: device lost */
 
+    uint32_t features; /* HPL__FEATURE_* enabled on the VkDevice (validate.h) */
+    /* The VkDevice and its queues are the application's (interop.c): never
+     * destroyed or idled by hplvk; submissions take the application's lock. */
+    bool borrowed;
+    hpl_vulkan_queue_lock_fn queue_lock, queue_unlock; /* NULL: no lock */
+    void *queue_lock_user;
+
     bool zero_copy;        /* kernels use the host storage directly */
     bool zero_copy_asked;  /* its device list entry carries +zc */
     char entry[48];        /* that entry, for messages ("" for the default list) */
@@ -117,6 +124,16 @@ typedef struct hpl__import {
     VkDeviceSize offset;     /* of the first element inside buffer */
     VkDeviceAddress address; /* of the first element; zero-copy devices only */
 } hpl__import;
+
+/* The application's hold on a view's memory on a device, from
+ * hpl_array_vulkan_acquire to hpl_array_vulkan_release (acquire.c). */
+typedef struct hpl__acquisition {
+    hpl__handle view; /* the (sub)array acquired */
+    int device;
+    int slot;         /* its coherence memory: never evicted while held */
+    hpl__box box;     /* root coordinates */
+    hpl_access access;
+} hpl__acquisition;
 
 /* How the last annotated eval split an array (hpl_array_part). */
 typedef struct hpl__split {
@@ -153,6 +170,8 @@ typedef struct hpl__array {
     int instance_count, instance_capacity;
     hpl__import imports[HPL__MAX_DEVICES];
     int error; /* asynchronous error of work on this array, returned once */
+    hpl__acquisition *acquired; /* held by the application, oldest first */
+    int acquired_count, acquired_capacity;
 } hpl__array;
 
 /* An access to a view: what an eval argument, an assignment side or a host
@@ -195,6 +214,7 @@ struct hpl_context {
     hpl__logger logger;
     hpl__cache cache;
     VkInstance instance;
+    bool borrowed_instance; /* the application's (hpl_context_desc.vulkan): not destroyed */
     VkDebugUtilsMessengerEXT messenger;
     int physical_count;
     VkPhysicalDevice *physical;
@@ -222,6 +242,34 @@ int hpl__devices_open(hpl_context *ctx, const char *spec);
 void hpl__devices_close(hpl_context *ctx);
 int hpl__vk_error(VkResult r, const char *what);
 void hpl__physical_info(VkPhysicalDevice pd, uint32_t index, hpl_device_info *out);
+/* The HPL__FEATURE_* physical device pd supports. */
+uint32_t hpl__physical_features(VkPhysicalDevice pd);
+/* First step of opening device d as number `index`: physical device number
+ * `physical` of the context, its properties. */
+void hpl__device_describe(hpl_context *ctx, hpl__device *d, int index, int physical);
+/* Last step, shared by devices hplvk creates and the application's: once
+ * d->device, its queue and d->features are set, makes hplvk's objects on it
+ * (timelines, command pool, layouts, pipeline cache, memory types). */
+int hpl__device_setup(hpl_context *ctx, hpl__device *d);
+/* vkQueueSubmit on d's compute queue, inside the application's queue lock
+ * when it gave one. */
+VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits);
+
+/* interop.c: opens the application's devices (hpl_context_desc.vulkan) as
+ * the context's devices, after checking what hplvk needs. */
+int hpl__devices_adopt(hpl_context *ctx, const hpl_vulkan_desc *vk);
+
+/* acquire.c: arrays held by the application (hpl_array_vulkan_acquire) */
+/* Fails when an access to `box` of root (root coordinates) would race with
+ * the application's work on an acquired buffer. */
+int hpl__acquired_check(hpl_context *ctx, const hpl__array *root, const hpl__box *box, hpl_access access);
+/* Is memory `slot` of root held by the application (not to be evicted)? */
+bool hpl__acquired_holds(const hpl__array *root, int slot);
+/* Fails when destroying a (a view, or a root) would free what the
+ * application holds. */
+int hpl__acquired_check_destroy(hpl_context *ctx, const hpl__array *a);
+/* Logs a warning for each acquisition left (context destruction). */
+void hpl__acquired_warn_left(hpl_context *ctx);
 
 /* submit.c: batches of operations, submission, completion */
 /* Starts one operation on d that must run after `waits` (points of any
@@ -237,6 +285,11 @@ int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at);
 int hpl__batch_flush(hpl__device *d);
 /* The progress thread's flush of a watched batch. */
 void hpl__batch_watched(hpl__device *d);
+/* Submits d's open batch, then one submission that waits (on the device)
+ * for an external timeline semaphore of d's VkDevice (the application's) to
+ * reach value: *at is its point, after which hplvk's later work on d runs. */
+int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore semaphore, uint64_t value,
+                               hpl__point *at);
 uint64_t hpl__device_completed(hpl__device *d);
 /* Signals d's gate from the host (the progress thread). */
 void hpl__gate_signal(hpl__device *d, uint64_t value);

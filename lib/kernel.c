@@ -355,45 +355,6 @@ static int module_for(hpl__variant *v, hpl__device *d, VkShaderModule *out)
     return HPL_OK;
 }
 
-/* The HPL__FEATURE_* device d has. device.c enables each of these features
- * wherever the device supports it; subgroup operations need no enabling. */
-static uint32_t device_features(const hpl__device *d)
-{
-    VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v12};
-    vkGetPhysicalDeviceFeatures2(d->physical, &f);
-    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceProperties2 p = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
-    vkGetPhysicalDeviceProperties2(d->physical, &p);
-    uint32_t have = 0;
-    have |= f.features.shaderFloat64 ? HPL__FEATURE_FLOAT64 : 0;
-    have |= f.features.shaderInt64 ? HPL__FEATURE_INT64 : 0;
-    have |= f.features.shaderInt16 ? HPL__FEATURE_INT16 : 0;
-    have |= v12.shaderInt8 ? HPL__FEATURE_INT8 : 0;
-    have |= v12.shaderFloat16 ? HPL__FEATURE_FLOAT16 : 0;
-    have |= v12.storageBuffer8BitAccess ? HPL__FEATURE_STORAGE8 : 0;
-    have |= v12.uniformAndStorageBuffer8BitAccess ? HPL__FEATURE_UNIFORM_STORAGE8 : 0;
-    have |= v12.scalarBlockLayout ? HPL__FEATURE_SCALAR_LAYOUT : 0;
-    if (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
-        static const struct {
-            VkSubgroupFeatureFlags vk;
-            uint32_t feature;
-        } ops[] = {
-            {VK_SUBGROUP_FEATURE_BASIC_BIT, HPL__FEATURE_SUBGROUP_BASIC},
-            {VK_SUBGROUP_FEATURE_VOTE_BIT, HPL__FEATURE_SUBGROUP_VOTE},
-            {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, HPL__FEATURE_SUBGROUP_ARITHMETIC},
-            {VK_SUBGROUP_FEATURE_BALLOT_BIT, HPL__FEATURE_SUBGROUP_BALLOT},
-            {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, HPL__FEATURE_SUBGROUP_SHUFFLE},
-            {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, HPL__FEATURE_SUBGROUP_SHUFFLE_RELATIVE},
-            {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, HPL__FEATURE_SUBGROUP_CLUSTERED},
-            {VK_SUBGROUP_FEATURE_QUAD_BIT, HPL__FEATURE_SUBGROUP_QUAD},
-        };
-        for (size_t i = 0; i < HPL__ARRAY_LEN(ops); i++)
-            have |= sg.supportedOperations & ops[i].vk ? ops[i].feature : 0;
-    }
-    return have;
-}
-
 /* What device d must carry, checked before the driver sees the module: the
  * argument block within its uniform buffer range, the features the module's
  * capabilities need, its shared memory. */
@@ -406,10 +367,10 @@ static int check_device_can_run(const hpl__variant *v, const hpl__device *d)
                            what);
     if (rc != HPL_OK)
         return rc;
-    uint32_t missing = r->features & ~device_features(d);
+    uint32_t missing = r->features & ~d->features;
     for (unsigned bit = 0; missing && bit < HPL__FEATURE_COUNT; bit++)
         if (missing & (1u << bit))
-            return hpl__fail(HPL_ERROR_UNSUPPORTED, "the kernel needs %s, which device %s lacks",
+            return hpl__fail(HPL_ERROR_UNSUPPORTED, "the kernel needs %s, which device %s lacks (or its VkDevice does not enable)",
                              hpl__feature_name(bit), d->info.name);
     if (r->shared_bytes > d->props.limits.maxComputeSharedMemorySize)
         return hpl__fail(HPL_ERROR_TOO_LARGE,

@@ -167,8 +167,12 @@ int hpl__host_import(hpl__device *d, void *ptr, size_t size, bool device_address
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                              .pNext = &ext,
                              .size = bytes,
+                             /* Zero-copy devices bind it as storage: hplvk's kernels by
+                              * address, the application's (hpl_array_vulkan_acquire) either way. */
                              .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                                      (device_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0),
+                                      (device_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+                                                            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
+                                                      : 0),
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     r = vkCreateBuffer(d->device, &bi, NULL, buffer);
     if (r != VK_SUCCESS)

@@ -223,7 +223,9 @@ static int reduce_locked(hpl_context *ctx, hpl_array handle, hpl_reduction op, v
     if (rc != HPL_OK)
         return rc;
     hpl__array *root = a->root;
-    rc = hpl__take_error(ctx, root, "reduction");
+    rc = hpl__acquired_check(ctx, root, &a->box, HPL_READ);
+    if (rc == HPL_OK)
+        rc = hpl__take_error(ctx, root, "reduction");
     if (rc == HPL_OK)
         rc = hpl__array_ensure_host(ctx, root);
     if (rc != HPL_OK)

@@ -116,7 +116,7 @@ static void consider(void *object, void *user)
         return;
     for (int i = 0; i < a->instance_count; i++) {
         const hpl__instance *inst = &a->instances[i];
-        if (inst->device == v->device && inst->pinned != v->ctx->operation &&
+        if (inst->device == v->device && inst->pinned != v->ctx->operation && !hpl__acquired_holds(a, inst->slot) &&
             (!v->root || inst->last_use < v->last_use)) {
             v->root = a;
             v->index = i;

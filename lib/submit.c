@@ -147,8 +147,9 @@ void hpl__barrier_to_host(VkCommandBuffer cb)
                          NULL);
 }
 
-/* Ends and submits the open batch (d->batch_lock held). */
-static int batch_submit(hpl__device *d)
+/* Ends and submits the open batch (d->batch_lock held), waiting also for
+ * an external timeline semaphore when `external` is not null. */
+static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t external_value)
 {
     hpl__cmd *cmd = d->batch;
     uint64_t gate_value = d->batch_gate;
@@ -164,22 +165,33 @@ static int batch_submit(hpl__device *d)
         return hpl__vk_error(r, "vkEndCommandBuffer");
     }
     uint64_t signal = d->submitted + 1;
-    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkPipelineStageFlags stages[2] = {VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT};
+    VkSemaphore waits[2];
+    uint64_t values[2];
+    uint32_t n = 0;
+    if (gate_value) {
+        waits[n] = d->gate;
+        values[n++] = gate_value;
+    }
+    if (external) {
+        waits[n] = external;
+        values[n++] = external_value;
+    }
     VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .waitSemaphoreValueCount = gate_value ? 1 : 0,
-                                        .pWaitSemaphoreValues = &gate_value,
+                                        .waitSemaphoreValueCount = n,
+                                        .pWaitSemaphoreValues = values,
                                         .signalSemaphoreValueCount = 1,
                                         .pSignalSemaphoreValues = &signal};
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .pNext = &ti,
-                       .waitSemaphoreCount = gate_value ? 1 : 0,
-                       .pWaitSemaphores = &d->gate,
-                       .pWaitDstStageMask = &stage,
+                       .waitSemaphoreCount = n,
+                       .pWaitSemaphores = waits,
+                       .pWaitDstStageMask = stages,
                        .commandBufferCount = 1,
                        .pCommandBuffers = &cmd->cb,
                        .signalSemaphoreCount = 1,
                        .pSignalSemaphores = &d->timeline};
-    r = vkQueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
+    r = hpl__queue_submit(d, 1, &si);
     if (r != VK_SUCCESS) {
         /* The operations recorded in it never run: waits for them must not
          * hang, so the device is marked lost for good. */
@@ -191,6 +203,11 @@ static int batch_submit(hpl__device *d)
     d->stats.submissions++;
     cmd->value = signal;
     return HPL_OK;
+}
+
+static int batch_submit(hpl__device *d)
+{
+    return batch_submit_waiting(d, VK_NULL_HANDLE, 0);
 }
 
 /* Submits the open batch, or has hpl__batch_end submit it when an
@@ -307,6 +324,26 @@ int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at)
         d->flush_watched = rc == HPL_OK;
         if (rc != HPL_OK)
             rc = batch_submit(d);
+    }
+    pthread_mutex_unlock(&d->batch_lock);
+    return rc;
+}
+
+int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore semaphore, uint64_t value,
+                               hpl__point *at)
+{
+    (void)ctx;
+    pthread_mutex_lock(&d->batch_lock);
+    /* What is recorded goes first, without the wait: the application may
+     * itself wait for it. */
+    int rc = d->batch ? batch_submit(d) : HPL_OK;
+    if (rc == HPL_OK)
+        rc = cmd_begin(d, &d->batch);
+    if (rc == HPL_OK) {
+        hpl__barrier_all(d->batch->cb);
+        d->stats.operations++;
+        *at = (hpl__point){d->index, d->submitted + 1};
+        rc = batch_submit_waiting(d, semaphore, value);
     }
     pthread_mutex_unlock(&d->batch_lock);
     return rc;

@@ -3,8 +3,10 @@
  * argument, the path of a SPIR-V kernel compiled offline against the
  * installed <hplvk.glsl> (README.md's saxpy.comp: hpl_in x, hpl_inout y,
  * float a), also runs y = a x + y with it and checks y. Exits non-zero on any
- * failure. */
+ * failure. Also checks that <hplvk_vulkan.h> is installed beside <hplvk.h>
+ * and its functions exported. */
 #include <hplvk.h>
+#include <hplvk_vulkan.h>
 
 #include <stdio.h>
 
@@ -67,6 +69,11 @@ int main(int argc, char **argv)
                 (unsigned)HPLVK_VERSION);
         return 1;
     }
+
+    int (*acquire)(hpl_context *, hpl_array, int, hpl_access, hpl_vulkan_buffer *) = hpl_array_vulkan_acquire;
+    int (*release)(hpl_context *, hpl_array, int, VkSemaphore, uint64_t) = hpl_array_vulkan_release;
+    if (!acquire || !release)
+        return 1;
 
     hpl_context_desc desc = {0};
     hpl_context *ctx = NULL;
