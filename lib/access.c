@@ -1,5 +1,6 @@
 /* Operations on one device: bindings, fetches, coherence after. See access.h. */
 #include "access.h"
+#include "events.h"
 
 #include <string.h>
 
@@ -144,7 +145,7 @@ int hpl__op_record(hpl__op *op, hpl__cmd **cmd)
                 continue;
             hpl__layout from = hpl__layout_of(b->root, t->src, d->index);
             hpl__layout to = hpl__layout_of(b->root, t->dst, d->index);
-            hpl__record_copy((*cmd)->cb, b->root, &t->region, &from, &to, hpl__no_shift);
+            hpl__record_copy_logged(op->ctx, d, (*cmd)->cb, b->root, &t->region, t->src, t->dst, &from, &to, hpl__no_shift);
         }
     }
     hpl__barrier_all((*cmd)->cb);
@@ -183,6 +184,7 @@ int hpl__op_submit(hpl__op *op, hpl__cmd *cmd, hpl__point *at)
     rc = hpl__cmd_submit(op->ctx, d, cmd, gate, at);
     if (rc != HPL_OK)
         return rc;
+    hpl__events_submitted(d, *at);
     bool ok = true;
     for (int i = 0; i < op->binding_count; i++)
         ok = commit_binding(op->ctx, &op->bindings[i], *at) && ok;

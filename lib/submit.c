@@ -2,7 +2,7 @@
 /* Command buffers from a reusable ring, submission on a device's timeline,
  * and host waits for timeline points. Nothing here waits inside eval: a
  * command buffer still in flight is never waited for, a new one is made. */
-#include "internal.h"
+#include "events.h"
 
 #include <sched.h>
 #include <string.h>
@@ -120,7 +120,7 @@ int hpl__cmd_begin(hpl__device *d, hpl__cmd **out)
 
 void hpl__cmd_abandon(hpl__device *d, hpl__cmd *cmd)
 {
-    (void)d;
+    hpl__events_abandon(d);
     vkResetCommandBuffer(cmd->cb, 0);
     cmd->value = 0;
 }
@@ -227,11 +227,13 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
     if (!pending)
         return HPL_OK;
     /* Other threads may use the context while this one waits. */
+    uint64_t since = hpl__events_wait_begin(ctx);
     HPL__UNLOCK(ctx);
     for (int i = 0; i < count && rc == HPL_OK; i++)
         if (points[i].value)
             rc = wait_point(ctx, points[i]);
     HPL__LOCK(ctx);
+    hpl__events_wait(ctx, points, count, since);
     return rc;
 }
 
