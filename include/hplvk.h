@@ -875,11 +875,13 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *                      with the host, when hpl_context_desc.zero_copy is
  *                      AUTO; other values make hpl_context_create fail.
  * HPLVK_TRACE=FILE     record a trace of the whole life of every context
- *                      into FILE (chapter 9), written by
- *                      hpl_context_destroy. A file that cannot be opened
- *                      for writing is a warning naming the variable, the
- *                      path and the reason, and the context runs untraced.
- *                      Unset or "": no trace.
+ *                      (chapter 9), written by hpl_context_destroy: the
+ *                      process's first context writes FILE, the next ones
+ *                      FILE with .1, .2, ... before its extension
+ *                      ("run.json", "run.1.json"). A file that cannot be
+ *                      opened for writing is a warning naming the variable,
+ *                      the path and the reason, and the context runs
+ *                      untraced. Unset or "": no trace.
  */
 
 /* ======================================================================
@@ -915,14 +917,18 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *     (all of it on one device), args.global the eval's whole domain,
  *     args.local the local size, args.reads and args.writes the names of the
  *     arrays it reads and writes (subarrays by their array's name).
- *   - copies: args.array (the array's name), args.bytes, args.boxes (the
- *     region's boxes), args.direction ("host to device", "device to host",
+ *   - copies: args.array (the array's name; an assignment's destination),
+ *     args.bytes, args.direction ("host to device", "device to host",
  *     "within device", or "host to host" on a zero-copy device), args.src
- *     and args.dst ("host" or "device d"). Each runs on the track of the
- *     device that executes it: a copy between two devices is two events,
- *     "device to host" on the source and "host to device" on the
- *     destination. Their bytes add up to what hpl_stats_get counts (plus
- *     assignments on zero-copy devices, which hpl_stats_get leaves out).
+ *     and args.dst ("host" or "device d"), args.boxes (boxes of the region
+ *     copied), args.bounds and args.region (its bounding box and its first
+ *     8 boxes, each {"first": [i, j, k], "last": [i, j, k]}, inclusive, in
+ *     the array's coordinates; 3 indices whatever its dimensions). Each runs
+ *     on the track of the device that executes it: a copy between two
+ *     devices is two events, "device to host" on the source and "host to
+ *     device" on the destination. Their bytes add up to what hpl_stats_get
+ *     counts (plus assignments on zero-copy devices, which hpl_stats_get
+ *     leaves out).
  *   - waits: when a host thread waited for device work (a host access, an
  *     array's destruction, hpl_finish, an eviction): args.points lists the
  *     {device, value} it waited for.

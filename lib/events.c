@@ -263,9 +263,12 @@ static void keep_region(hpl__event *e, const hpl__region *region)
         memcpy(e->u.copy.region, region->boxes, n * sizeof *e->u.copy.region);
 }
 
-static int memory_device(const hpl__array *root, int slot)
+/* A copy recorded on d moves between d's buffers and the host storage
+ * (imported into d), whatever the array (an assignment's source is another
+ * root than the one named). */
+static int memory_device(const hpl__device *d, int slot)
 {
-    return slot == HPL__HOST ? HPL__NO_DEVICE : root->coherence.mem[slot].device;
+    return slot == HPL__HOST ? HPL__NO_DEVICE : d->index;
 }
 
 void hpl__record_copy_logged_(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb, const hpl__array *root,
@@ -280,8 +283,8 @@ void hpl__record_copy_logged_(hpl_context *ctx, hpl__device *d, VkCommandBuffer 
     e->u.copy.bytes = hpl__region_volume(region) * hpl_type_size(root->type);
     e->u.copy.boxes = region->count;
     keep_region(e, region);
-    e->u.copy.src_device = memory_device(root, src);
-    e->u.copy.dst_device = memory_device(root, dst);
+    e->u.copy.src_device = memory_device(d, src);
+    e->u.copy.dst_device = memory_device(d, dst);
     e->u.copy.direction = src == HPL__HOST && dst == HPL__HOST ? HPL__COPY_HOST_TO_HOST
                           : src == HPL__HOST                   ? HPL__COPY_TO_DEVICE
                           : dst == HPL__HOST                   ? HPL__COPY_TO_HOST
@@ -418,6 +421,8 @@ void hpl__events_forget(hpl_context *ctx, uint64_t before)
     size_t n = 0;
     while (n < log->scan && log->base + n < limit)
         event_free(&log->list[n++]);
+    if (n == 0)
+        return;
     memmove(log->list, log->list + n, (log->count - n) * sizeof *log->list);
     log->count -= n;
     log->scan -= n;

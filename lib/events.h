@@ -142,8 +142,9 @@ static inline void hpl__events_kernel_end(hpl_context *ctx, hpl__device *d, VkCo
         hpl__events_kernel_end_(d, cb);
 }
 
-/* hpl__record_copy of `region` of root from memory src to memory dst on
- * device d, logged. */
+/* hpl__record_copy of `region` of root from memory slot src to memory slot
+ * dst on device d (HPL__HOST or a buffer of d), logged under root's name
+ * (an assignment's destination). */
 static inline void hpl__record_copy_logged(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb,
                                            const hpl__array *root, const hpl__region *region, int src, int dst,
                                            const hpl__layout *from, const hpl__layout *to, const int64_t shift[3])

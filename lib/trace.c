@@ -8,6 +8,7 @@
 #include "events.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,13 +398,35 @@ int hpl_trace_end(hpl_context *ctx)
 
 /* ---- the context's side ---------------------------------------------------------- */
 
+/* The n-th (from 0) context of the process traced by HPLVK_TRACE=path
+ * writes path itself, the next ones path with ".n" before its extension:
+ * contexts alive together must not write one file. */
+static char *numbered(const char *path, unsigned n)
+{
+    size_t len = strlen(path);
+    char *out = hpl__malloc(len + 16);
+    if (!out || n == 0)
+        return out ? memcpy(out, path, len + 1) : NULL;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t stem = dot && dot != base ? (size_t)(dot - path) : len;
+    snprintf(out, len + 16, "%.*s.%u%s", (int)stem, path, n, path + stem);
+    return out;
+}
+
 void hpl__trace_from_env(hpl_context *ctx)
 {
-    const char *path = getenv("HPLVK_TRACE");
-    if (!path || !*path)
+    static atomic_uint contexts;
+    const char *value = getenv("HPLVK_TRACE");
+    if (!value || !*value)
         return;
-    if (trace_start(ctx, path, "HPLVK_TRACE") != HPL_OK)
+    char *path = numbered(value, atomic_fetch_add(&contexts, 1));
+    int rc = path ? trace_start(ctx, path, "HPLVK_TRACE")
+                  : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc != HPL_OK)
         hpl__log(&ctx->logger, HPL_LOG_WARNING, "HPLVK_TRACE: %s; no trace is recorded", hpl_last_error());
+    hpl__free(path);
 }
 
 void hpl__trace_at_destroy(hpl_context *ctx)

@@ -755,10 +755,26 @@ static const char *stencil_src =
     "                       + 5u * hpl_at2(src, r, c + 1u) + 7u * hpl_at2(src, r, c);\n"
     "}\n";
 
+/* y = x * k + 1, then `spin` steps of an LCG: long enough on a CPU device
+ * that the host read after it usually finds it running, and waits. */
 static const char *scale_src =
     "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 1) x; hpl_out(uint, 1) y; uint k; };\n"
-    "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = hpl_at(x, i) * k + 1u; }\n";
+    "hpl_args { hpl_in(uint, 1) x; hpl_out(uint, 1) y; uint k; uint spin; };\n"
+    "void main() {\n"
+    "    uint i = hpl_global_id.x, v = hpl_at(x, i) * k + 1u;\n"
+    "    for (uint j = 0u; j < spin; j++) v = v * 1664525u + 1013904223u;\n"
+    "    hpl_at(y, i) = v;\n"
+    "}\n";
+
+#define SPIN 20000u
+
+static uint32_t scale_model(uint32_t x, uint32_t k)
+{
+    uint32_t v = x * k + 1u;
+    for (uint32_t j = 0; j < SPIN; j++)
+        v = v * 1664525u + 1013904223u;
+    return v;
+}
 
 static void host_step(const uint32_t *in, uint32_t *out)
 {
@@ -784,22 +800,27 @@ static hpl_array named_array(hpl_context *ctx, const char *name, uint64_t d0, ui
     return a;
 }
 
-typedef struct reader {
+typedef struct second_thread {
     hpl_context *ctx;
-    hpl_array a;
+    hpl_kernel scale;
+    hpl_array y, z;
+    int device;
     uint32_t want0;
-} reader;
+} second_thread;
 
-static void *read_on_thread(void *arg)
+/* z = scale(y) and z read, on a thread of its own. */
+static void *run_second(void *arg)
 {
-    reader *r = arg;
-    const uint32_t *p = th_access(r->ctx, r->a, HPL_READ);
-    CHECK(p && p[0] == r->want0, "a second thread read %u, want %u", p ? p[0] : 0, r->want0);
+    second_thread *s = arg;
+    hpl_launch one = {.device = s->device};
+    CHECK_OK(hpl_eval(s->ctx, s->scale, &one, HPL_ARGS(hpl_arr(s->y), hpl_arr(s->z), hpl_u32(5), hpl_u32(SPIN))));
+    const uint32_t *p = th_access(s->ctx, s->z, HPL_READ);
+    CHECK(p && p[0] == s->want0, "the second thread read %u, want %u", p ? p[0] : 0, s->want0);
     return NULL;
 }
 
 /* The stencil on every device, its result read, then x -> y on one device
- * and y read back, and z read by a second thread. */
+ * and y read back, and z = scale(y) made and read by a second thread. */
 static void run_traced(hpl_context *ctx, int devices, int single)
 {
     hpl_kernel stencil = named_kernel(ctx, stencil_src, stencil_name);
@@ -828,13 +849,21 @@ static void run_traced(hpl_context *ctx, int devices, int single)
     for (int i = 0; p && i < N; i++)
         p[i] = (uint32_t)i;
     hpl_launch one = {.device = single};
-    CHECK_OK(hpl_eval(ctx, scale, &one, HPL_ARGS(hpl_arr(x), hpl_arr(y), hpl_u32(3))));
+    CHECK_OK(hpl_eval(ctx, scale, &one, HPL_ARGS(hpl_arr(x), hpl_arr(y), hpl_u32(3), hpl_u32(SPIN))));
     q = th_access(ctx, y, HPL_READ);
-    CHECK(q && q[N - 1] == 3u * (N - 1) + 1u, "y[%d] = %u", N - 1, q ? q[N - 1] : 0);
-    CHECK_OK(hpl_eval(ctx, scale, &one, HPL_ARGS(hpl_arr(y), hpl_arr(z), hpl_u32(5))));
-    reader r = {ctx, z, 5u * 1u + 1u};
+    bad = 0;
+    for (int i = 0; q && i < N; i++)
+        bad += q[i] != scale_model((uint32_t)i, 3);
+    CHECK(q && bad == 0, "y differs from the model in %d elements", bad);
+    uint32_t y0 = q ? q[0] : 0;
+    /* An assignment on the device: one copy within it, named for w. */
+    hpl_array w = named_array(ctx, "w", N, 0);
+    CHECK_OK(hpl_array_assign(ctx, w, y, single));
+    q = th_access(ctx, w, HPL_READ);
+    CHECK(q && q[0] == y0 && q[N - 1] == scale_model(N - 1, 3), "w = y gave w[0] = %u, want %u", q ? q[0] : 0, y0);
+    second_thread second = {ctx, scale, y, z, single, scale_model(y0, 5)};
     pthread_t thread;
-    if (CHECK(pthread_create(&thread, NULL, read_on_thread, &r) == 0, "pthread_create"))
+    if (CHECK(pthread_create(&thread, NULL, run_second, &second) == 0, "pthread_create"))
         pthread_join(thread, NULL);
     free(model);
     free(next);
@@ -890,15 +919,16 @@ static void check_kernels(const trace *t, int devices, int single)
 }
 
 /* The round trip in the model: x goes to the device whole before the first
- * scale, y comes back whole after it, and a wait for it follows. */
-static void check_round_trip(const trace *t, int single, bool zero_copy)
+ * scale, y comes back whole after it; a wait for it, if the host found it
+ * running (returned), ends after it. */
+static bool check_round_trip(const trace *t, int single, bool zero_copy)
 {
     const event *k = NULL, *in = NULL, *out = NULL, *wait = NULL;
     for (int i = 0; i < t->count && !k; i++)
         if (t->ev[i].cat == 'k' && !strcmp(t->ev[i].name, "scale"))
             k = &t->ev[i];
     if (!CHECK(k != NULL, "no scale kernel") || zero_copy)
-        return;
+        return false;
     for (int i = 0; i < t->count; i++) {
         const event *e = &t->ev[i];
         if (e->cat == 'c' && e->device == single && !strcmp(e->array, "x") && !strcmp(e->direction, "host to device") &&
@@ -909,6 +939,13 @@ static void check_round_trip(const trace *t, int single, bool zero_copy)
             out = e;
     }
     CHECK(in && in->bytes == N * sizeof(uint32_t), "x was not copied whole to device %d before the kernel", single);
+    const event *assign = NULL;
+    for (int i = 0; i < t->count && !assign; i++)
+        if (t->ev[i].cat == 'c' && !strcmp(t->ev[i].array, "w"))
+            assign = &t->ev[i];
+    CHECK(assign && assign->device == single && !strcmp(assign->direction, "within device") &&
+              assign->bytes == N * sizeof(uint32_t) && assign->bounds.first[0] == 0 && assign->bounds.last[0] == N - 1,
+          "the assignment w = y on device %d is not one copy of w within it", single);
     CHECK(out && out->bytes == N * sizeof(uint32_t), "y was not copied whole to the host after the kernel");
     for (int i = 0; out && i < t->count && !wait; i++) {
         const event *w = &t->ev[i];
@@ -920,8 +957,8 @@ static void check_round_trip(const trace *t, int single, bool zero_copy)
                 wait = w;
         }
     }
-    CHECK(wait != NULL, "no host wait for the copy of y");
     CHECK(!wait || wait->end >= out->end - t->clock_error[single], "the wait for y ends before y's copy does");
+    return wait != NULL;
 }
 
 /* Waits are on the track of the thread that waited: the main thread's
@@ -938,8 +975,8 @@ static int check_wait_threads(const trace *t, bool zero_copy)
         if (e->cat == 'w' && main_tid < 0)
             main_tid = e->tid;
     }
-    if (!CHECK(main_tid >= 0, "no waits") || !CHECK(zc || zero_copy, "z was not copied to the host") || !zc)
-        return 0;
+    if (main_tid < 0 || !CHECK(zc || zero_copy, "z was not copied to the host") || !zc)
+        return 0; /* the host never found work it needed running */
     for (int i = 0; i < t->count; i++) {
         const event *w = &t->ev[i];
         if (w->cat != 'w')
@@ -989,11 +1026,12 @@ static void traced_run(const char *dir)
         CHECK(zero_copy || pairs >= devices * STEPS + 2, "only %d copy/kernel orderings to check", pairs);
         check_waits(&t);
         check_stats(&t, &st);
-        check_round_trip(&t, single, zero_copy);
+        bool waited = check_round_trip(&t, single, zero_copy);
         int second = check_wait_threads(&t, zero_copy);
         CHECK(count_cat(&t, 'c') > 0 || zero_copy, "no copies traced");
-        th_note("%d events: %d kernels, %d copies, %d waits (%d on the second thread); %d orderings checked", t.count,
-                count_cat(&t, 'k'), count_cat(&t, 'c'), count_cat(&t, 'w'), second, pairs);
+        th_note("%d events: %d kernels, %d copies, %d waits (%d on the second thread, %s for y); %d orderings checked",
+                t.count, count_cat(&t, 'k'), count_cat(&t, 'c'), count_cat(&t, 'w'), second, waited ? "one" : "none",
+                pairs);
     }
     trace_free(&t);
     hpl_context_destroy(ctx);
@@ -1058,6 +1096,11 @@ static void error_paths(const char *dir)
     CHECK_MSG("No such file");
     CHECK_FAILS(hpl_trace_begin(ctx, dir), HPL_ERROR_IO, "for writing"); /* a directory */
     CHECK_FAILS(hpl_trace_end(ctx), HPL_ERROR_INVALID_ARGUMENT, "no trace"); /* the failed ones started nothing */
+    if (access("/dev/full", W_OK) == 0) { /* opens, but every write fails */
+        CHECK_OK(hpl_trace_begin(ctx, "/dev/full"));
+        CHECK_FAILS(hpl_trace_end(ctx), HPL_ERROR_IO, "writing '/dev/full' failed");
+        CHECK_FAILS(hpl_trace_end(ctx), HPL_ERROR_INVALID_ARGUMENT, "no trace"); /* over all the same */
+    }
 
     /* Twice: the second is refused, names the first and creates nothing. */
     CHECK_OK(hpl_trace_begin(ctx, path));
@@ -1114,27 +1157,49 @@ static void env_trace(const char *dir)
     CHECK(th_take_warnings() == 0, "warnings with a writable HPLVK_TRACE");
     expect_gen_trace(path, info, devices, 2, device);
 
-    /* A path that cannot be opened: a warning naming it, no trace. */
+    /* A path that cannot be opened: a warning naming it, no trace. This is
+     * the process's second traced context: env.1.json. */
     setenv("HPLVK_TRACE", missing, 1);
     ctx = th_context("cpu:2");
     unsetenv("HPLVK_TRACE");
-    char warning[1024];
+    char warning[1024], numbered_missing[4096];
+    snprintf(numbered_missing, sizeof numbered_missing, "%s/missing/env.1.json", dir);
     th_last_warning(warning, sizeof warning);
     CHECK(th_take_warnings() == 1, "an unwritable HPLVK_TRACE gave no warning");
-    CHECK(th_contains(warning, "HPLVK_TRACE") && th_contains(warning, missing), "the warning reads \"%s\"", warning);
+    CHECK(th_contains(warning, "HPLVK_TRACE") && th_contains(warning, numbered_missing), "the warning reads \"%s\"",
+          warning);
     CHECK_FAILS(hpl_trace_end(ctx), HPL_ERROR_INVALID_ARGUMENT, "no trace");
     CHECK_OK(hpl_trace_begin(ctx, later)); /* the API still traces */
     CHECK_OK(hpl_trace_end(ctx));
     hpl_context_destroy(ctx);
     expect_gen_trace(later, info, devices, 0, 0);
 
-    /* Empty: no trace, no warning. */
+    /* Empty: no trace, no warning (and no number taken). */
     setenv("HPLVK_TRACE", "", 1);
     ctx = th_context("cpu:2");
     unsetenv("HPLVK_TRACE");
     CHECK_FAILS(hpl_trace_end(ctx), HPL_ERROR_INVALID_ARGUMENT, "no trace");
     CHECK(th_take_warnings() == 0, "HPLVK_TRACE=\"\" gave a warning");
     hpl_context_destroy(ctx);
+
+    /* Two contexts alive together: the third and fourth traced of the
+     * process, each into a file of its own. */
+    char both[4096], files[2][4096];
+    snprintf(both, sizeof both, "%s/both.json", dir);
+    setenv("HPLVK_TRACE", both, 1);
+    hpl_context *two[2] = {th_context("cpu:2"), th_context("cpu:2")};
+    unsetenv("HPLVK_TRACE");
+    for (int i = 0; i < 2; i++) {
+        snprintf(files[i], sizeof files[i], "%s/both.%d.json", dir, i + 2);
+        hpl_kernel k = named_kernel(two[i], gen_src, "gen");
+        hpl_array x = named_array(two[i], "a", N, 0);
+        gen_on(two[i], k, x, i == 0 ? 0 : device, i + 1);
+    }
+    hpl_context_destroy(two[1]);
+    hpl_context_destroy(two[0]);
+    CHECK(access(both, F_OK) != 0, "%s was written although it was not the first traced context", both);
+    for (int i = 0; i < 2; i++)
+        expect_gen_trace(files[i], info, devices, i + 1, i == 0 ? 0 : device);
 }
 
 int main(void)
