@@ -331,6 +331,7 @@ void hpl__events_wait_(hpl_context *ctx, const hpl__point *points, int count, ui
     for (int i = 0; e->u.wait.points && i < count; i++)
         if (points[i].value)
             e->u.wait.points[e->u.wait.point_count++] = points[i];
+    hpl__events_poll(ctx); /* what it waited for is done: host-timed events end now, not later */
 }
 
 /* ---- completion -------------------------------------------------------------- */

@@ -14,7 +14,17 @@
  * A device event belongs to the timeline value its commands are submitted
  * under (hpl__events_submitted), whenever that happens, and completes once
  * the device's timeline reaches it: results are read then, lazily, never
- * waited for. All functions run with the context lock held. */
+ * waited for (a reader that needs every event waits for the work first,
+ * hpl__wait_idle or the points it cares about). All functions run with the
+ * context lock held.
+ *
+ * The contract with submission (submit.c, access.c, transfer.c): the
+ * commands recorded on device d since the last hpl__events_submitted(d, ..)
+ * run as the work `at` the next call names (the point hpl__op_submit or
+ * hpl__cmd_submit returned, submitted then or later: a batch); if they will
+ * never run, hpl__events_abandon(d) says so. A begin timestamp is written
+ * once every earlier command of the queue has completed, so events need no
+ * submission of their own. */
 #ifndef HPL_EVENTS_H
 #define HPL_EVENTS_H
 

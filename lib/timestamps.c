@@ -43,6 +43,9 @@ void hpl__timestamps_open(hpl_context *ctx, hpl__device *d)
     vkGetPhysicalDeviceQueueFamilyProperties(d->physical, &n, NULL);
     n = HPL__MIN(n, HPL_MAX_QUEUE_FAMILIES);
     vkGetPhysicalDeviceQueueFamilyProperties(d->physical, &n, qf);
+    /* The family's timestampValidBits decides (timestampComputeAndGraphics
+     * only promises timestamps on every graphics and compute family); 0:
+     * no timestamps, the log keeps host times for this device. */
     uint32_t bits = d->queue_family < n ? qf[d->queue_family].timestampValidBits : 0;
     t->mask = bits >= 64 ? UINT64_MAX : bits ? (1ull << bits) - 1 : 0;
     t->period = d->props.limits.timestampPeriod;
