@@ -8,7 +8,7 @@
  *   2. Contexts and threading     6. Kernels (GLSL side, <hplvk.glsl>)
  *   3. Devices                    7. eval: running a kernel
  *   4. Arrays, host access,       8. Environment variables
- *      subarrays, statistics
+ *      subarrays, statistics      9. Traces
  * Vulkan interop (a context on the application's own VkDevices, and the
  * application's Vulkan work on arrays' buffers) is in <hplvk_vulkan.h>.
  *
@@ -83,7 +83,7 @@ HPL_API uint32_t hpl_version(void);
     X(ERROR_KERNEL_SIGNATURE, -9, "kernel signature not supported")                        \
     X(ERROR_ARGUMENT_MISMATCH, -10, "kernel arguments do not match the kernel")            \
     X(ERROR_UNSUPPORTED, -11, "not supported by the device")                               \
-    X(ERROR_IO, -12, "file could not be read")                                             \
+    X(ERROR_IO, -12, "file could not be read or written")                                             \
     X(ERROR_DEVICE_LOST, -13, "device lost")                                               \
     X(ERROR_VULKAN, -14, "Vulkan call failed")                                             \
     X(ERROR_TOO_LARGE, -15, "too large for the device")                                    \
@@ -903,7 +903,92 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * HPLVK_ZERO_COPY=0/1  zero copy off / on for every device sharing memory
  *                      with the host, when hpl_context_desc.zero_copy is
  *                      AUTO; other values make hpl_context_create fail.
+ * HPLVK_TRACE=FILE     record a trace of the whole life of every context
+ *                      (chapter 9), written by hpl_context_destroy: the
+ *                      process's first context writes FILE, the next ones
+ *                      FILE with .1, .2, ... before its extension
+ *                      ("run.json", "run.1.json"). A file that cannot be
+ *                      opened for writing is a warning naming the variable,
+ *                      the path and the reason, and the context runs
+ *                      untraced. Unset or "": no trace.
  */
+
+/* ======================================================================
+ * 9. Traces
+ * ======================================================================
+ *
+ * A trace is a picture of the run: every kernel, copy and host wait of a
+ * context, on a track per device queue and per host thread, with the times
+ * the device itself measured. It is a Chrome trace (JSON Trace Event
+ * Format): open it at https://ui.perfetto.dev (Open trace file) or in
+ * Chrome's chrome://tracing (Load).
+ *
+ *   hpl_trace_begin(ctx, "run.json");
+ *   ... evals, host accesses ...
+ *   hpl_trace_end(ctx);                       // waits for the work, writes run.json
+ *
+ * or, without changing the program, HPLVK_TRACE=run.json (chapter 8).
+ *
+ * The file holds {"traceEvents": [...], "otherData": {...}}:
+ *   - process 1 is the host, with a thread per host thread that waited
+ *     ("host thread N"); process 2 + d is device d, named
+ *     "device d (<device name>)", with its thread 1 "compute queue". Their
+ *     names are "M" (metadata) events.
+ *   - every kernel, copy and wait is an "X" (complete) event: "ts" and "dur"
+ *     in microseconds (three decimals: nanoseconds) of the host's
+ *     CLOCK_MONOTONIC, from otherData.origin_ns. "cat" is "kernel", "copy"
+ *     or "wait". args.seq is the order in which the library recorded them;
+ *     device events also carry args.device, args.queue and args.value (the
+ *     device timeline value of their submission).
+ *   - kernels: "name" is the kernel's (hpl_kernel_source.name, else its
+ *     path, else "kernel"; the library's own are "fill" and "reduce");
+ *     args.offset and args.size are the box of the domain the subkernel ran
+ *     (all of it on one device), args.global the eval's whole domain,
+ *     args.local the local size, args.reads and args.writes the names of the
+ *     arrays it reads and writes (subarrays by their array's name).
+ *   - copies: args.array (the array's name; an assignment's destination),
+ *     args.bytes, args.direction ("host to device", "device to host",
+ *     "within device", or "host to host" on a zero-copy device), args.src
+ *     and args.dst ("host" or "device d"), args.boxes (boxes of the region
+ *     copied), args.bounds and args.region (its bounding box and its first
+ *     8 boxes, each {"first": [i, j, k], "last": [i, j, k]}, inclusive, in
+ *     the array's coordinates; 3 indices whatever its dimensions). Each runs
+ *     on the track of the device that executes it: a copy between two
+ *     devices is two events, "device to host" on the source and "host to
+ *     device" on the destination. Their bytes add up to what hpl_stats_get
+ *     counts (plus assignments on zero-copy devices, which hpl_stats_get
+ *     leaves out).
+ *   - waits: when a host thread waited for device work (a host access, an
+ *     array's destruction, hpl_finish, an eviction): args.points lists the
+ *     {device, value} it waited for.
+ * args.clock is "gpu" for times taken by the device (vkCmdWriteTimestamp:
+ * a command's begin is the moment everything before it on its queue had
+ * completed, so the events of one queue never overlap and are in
+ * submission order) and converted to host time through calibration points
+ * (VK_EXT_calibrated_timestamps, or a timed submission where the device
+ * lacks it); otherData.devices[d].clock_error_ns bounds that conversion's
+ * error. It is "host" for waits, and for device work on a device without
+ * timestamps (otherData.devices[d].gpu_timestamps false) or recorded while
+ * 4096 of its events were in flight: its time spans from its recording to
+ * the moment the library saw it complete. Events are read once complete,
+ * never waited for: tracing adds two timestamp writes per command and no
+ * wait to hpl_eval. Strings are escaped; bytes of names that are not UTF-8
+ * become U+FFFD.
+ */
+
+/* Starts recording a trace into the file at `path` (created, or truncated,
+ * now; written by hpl_trace_end). Fails with HPL_ERROR_IO when the file
+ * cannot be opened for writing (the message names it and says why), with
+ * HPL_ERROR_INVALID_ARGUMENT for an empty path or while a trace is being
+ * recorded (by this function or HPLVK_TRACE). */
+HPL_API int hpl_trace_begin(hpl_context *ctx, const char *path);
+/* Stops recording, waits for the work recorded since hpl_trace_begin,
+ * writes the trace and closes the file. HPL_ERROR_INVALID_ARGUMENT when no
+ * trace is being recorded; HPL_ERROR_IO when writing failed (disk full);
+ * an error of the waited work (a lost device) after writing what completed.
+ * The trace is over in every case. hpl_context_destroy ends a trace still
+ * being recorded. */
+HPL_API int hpl_trace_end(hpl_context *ctx);
 
 #ifdef __cplusplus
 }

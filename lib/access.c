@@ -1,5 +1,6 @@
 /* Operations on one device: bindings, fetches, coherence after. See access.h. */
 #include "access.h"
+#include "events.h"
 
 #include <string.h>
 
@@ -149,7 +150,7 @@ int hpl__op_record(hpl__op *op, VkCommandBuffer *cb)
                 continue;
             hpl__layout from = hpl__layout_of(b->root, t->src, d->index);
             hpl__layout to = hpl__layout_of(b->root, t->dst, d->index);
-            hpl__record_copy(*cb, b->root, &t->region, &from, &to, hpl__no_shift);
+            hpl__record_copy_logged(op->ctx, d, *cb, b->root, &t->region, t->src, t->dst, &from, &to, hpl__no_shift);
         }
     }
     hpl__barrier_all(*cb);

@@ -1,6 +1,7 @@
 /* Assignment between (sub)arrays and fill with a scalar, on a device
  * (asynchronous) or on the host. */
 #include "access.h"
+#include "events.h"
 
 #include <string.h>
 
@@ -163,7 +164,7 @@ static int assign_on_device(hpl_context *ctx, hpl__array *dst, hpl__array *src, 
         hpl__region region;
         hpl__region_init(&region);
         hpl__region_set_box(&region, &dst->owned); /* one box: inline storage, cannot fail */
-        hpl__record_copy(cb, dst->root, &region, &a, &b, shift);
+        hpl__record_copy_logged(ctx, &ctx->devices[device], cb, dst->root, &region, src_slot, dst_slot, &a, &b, shift);
         hpl__region_free(&region);
         hpl__point at;
         rc = hpl__op_submit(&op, &at);

@@ -168,6 +168,8 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
         ctx->devices[i].semaphore_lock = &ctx->semaphore_lock;
     if (rc == HPL_OK)
         rc = hpl__progress_start(ctx);
+    if (rc == HPL_OK)
+        hpl__trace_from_env(ctx);
     if (rc != HPL_OK) {
         hpl__error_prefix("hpl_context_create");
         hpl_context_destroy(ctx);
@@ -206,6 +208,7 @@ void hpl_context_destroy(hpl_context *ctx)
     hpl__acquired_warn_left(ctx);
     if (ctx->device_count)
         hpl__wait_idle(ctx);
+    hpl__trace_at_destroy(ctx);
     hpl__progress_stop(ctx);
     hpl__kernel_destroy_all(ctx);
     hpl__array_destroy_all(ctx);

@@ -206,16 +206,22 @@ static int create_logical(hpl__device *d, uint32_t compute_family, int transfer_
                                                  .shaderFloat16 = v12.shaderFloat16,
                                                  .storageBuffer8BitAccess = v12.storageBuffer8BitAccess,
                                                  .uniformAndStorageBuffer8BitAccess =
-                                                     v12.uniformAndStorageBuffer8BitAccess};
+                                                     v12.uniformAndStorageBuffer8BitAccess,
+                                                 .hostQueryReset = v12.hostQueryReset};
     VkPhysicalDeviceFeatures2 enable = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &enable12};
     enable.features.shaderFloat64 = supported.features.shaderFloat64;
     enable.features.shaderInt64 = supported.features.shaderInt64;
     enable.features.shaderInt16 = supported.features.shaderInt16;
 
-    const char *extensions[1];
+    const char *extensions[2];
     uint32_t ext_count = 0;
     if (d->info.host_import)
         extensions[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    /* The event log's GPU timestamps (timestamps.c). */
+    d->timestamps.host_reset = v12.hostQueryReset;
+    d->timestamps.calibrated_ext = has_extension(d->physical, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+    if (d->timestamps.calibrated_ext)
+        extensions[ext_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
     VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &enable,
                              .queueCreateInfoCount = transfer_family >= 0 ? 2 : 1,
@@ -372,6 +378,7 @@ int hpl__device_setup(hpl_context *ctx, hpl__device *d)
     int rc = choose_memory_types(d);
     if (rc == HPL_OK) {
         query_import(d);
+        hpl__timestamps_open(ctx, d);
         rc = create_timeline(d, &d->timeline);
     }
     if (rc == HPL_OK)
@@ -444,6 +451,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
     device_quiet(d);
     save_pipeline_cache(ctx, d);
     hpl__args_release(d);
+    hpl__timestamps_close(d);
     if (d->pipeline_cache)
         vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
     if (d->descriptor_pool)

@@ -3,6 +3,7 @@
  * coherence state what the kernel read and wrote. Never waits for a device.
  * The subkernel machinery here also runs multi-device evals (split.c) and
  * the library's own kernels (builtin.c). */
+#include "events.h"
 #include "ghost_check.h"
 #include "launch.h"
 
@@ -376,7 +377,9 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
         vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &chunk->set, 1,
                                 &offset);
     }
+    hpl__events_kernel_begin(s->op.ctx, s, cb, whole);
     record_dispatches(cb, s, whole);
+    hpl__events_kernel_end(s->op.ctx, d, cb);
     hpl__ghost_check_after(d, cb, &ghosts);
     hpl__point at;
     rc = hpl__op_submit(&s->op, &at);

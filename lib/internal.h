@@ -29,6 +29,35 @@ typedef struct hpl__arg_chunk {
     uint64_t last_value; /* timeline value of the last work reading it */
 } hpl__arg_chunk;
 
+/* A calibration point of a device clock: device tick (extended past the
+ * tick's valid bits) and the host's CLOCK_MONOTONIC at the same moment. */
+typedef struct hpl__clock_point {
+    uint64_t ticks, ns;
+} hpl__clock_point;
+
+/* GPU timestamps of the event log (timestamps.c): a query pool used as
+ * pairs (begin and end of one command), made when the log is first turned
+ * on, reset on the host, and the calibration of the device clock against the
+ * host's. The pending list is events.c's: events recorded into commands not
+ * submitted yet. */
+typedef struct hpl__timestamps {
+    bool host_reset;      /* hostQueryReset enabled at device creation */
+    bool calibrated_ext;  /* VK_EXT_calibrated_timestamps enabled */
+    bool supported;       /* the compute queue writes timestamps and queries reset on the host */
+    uint64_t mask;        /* valid bits of a tick */
+    double period;        /* ns per tick */
+    PFN_vkGetCalibratedTimestampsEXT get_calibrated; /* NULL: calibrate by a submission */
+    VkQueryPool pool;     /* VK_NULL_HANDLE until the log is first turned on */
+    uint32_t *free_pairs; /* stack of free query pairs */
+    uint32_t free_count;
+    hpl__clock_point *points; /* calibration points, in tick order */
+    uint32_t point_count, point_capacity;
+    uint64_t error_ns; /* bound of the tick-to-host conversion error */
+    uint64_t *pending; /* serials of events recorded, not submitted yet */
+    uint32_t pending_count, pending_capacity;
+    struct hpl__events *log; /* the context's log, while it exists */
+} hpl__timestamps;
+
 #define HPL__ARG_CHUNK_SIZE (64u * 1024u)
 /* HPL__ARG_RANGE (reflect.h): the descriptor range, the largest argument block. */
 #define HPL__PUSH_SIZE 64u
@@ -99,6 +128,7 @@ typedef struct hpl__device {
     hpl_device_stats stats;
     /* Set only under validation: see hpl__validation_lock in context.c. */
     pthread_mutex_t *semaphore_lock;
+    hpl__timestamps timestamps;
 } hpl__device;
 
 /* ---- arrays ----------------------------------------------------------- */
@@ -208,6 +238,8 @@ typedef struct hpl__kernel {
 /* ---- context ---------------------------------------------------------- */
 
 typedef struct hpl__progress hpl__progress;
+struct hpl__events;
+struct hpl__trace;
 
 struct hpl_context {
     pthread_mutex_t lock;
@@ -232,6 +264,10 @@ struct hpl_context {
     uint64_t clock;     /* LRU clock of instances */
     uint64_t operation; /* serial of the operation being built (pins instances) */
     pthread_mutex_t semaphore_lock; /* see hpl__device.semaphore_lock */
+    /* The event log (events.h): hooks cost one test of events_on when off. */
+    bool events_on;
+    struct hpl__events *events;
+    struct hpl__trace *trace; /* trace.c: the trace being recorded, or NULL */
 };
 
 /* context.c */
@@ -300,6 +336,35 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count);
 int hpl__wait_idle(hpl_context *ctx);
 void hpl__barrier_all(VkCommandBuffer cb);
 void hpl__barrier_to_host(VkCommandBuffer cb);
+
+/* timestamps.c: GPU timestamps of the event log, in host time */
+/* Learns whether d can time commands (after its logical device exists). */
+void hpl__timestamps_open(hpl_context *ctx, hpl__device *d);
+void hpl__timestamps_close(hpl__device *d);
+/* Makes the query pool (first time) and adds a calibration point. Waits
+ * for a tiny submission on devices without VK_EXT_calibrated_timestamps. */
+int hpl__timestamps_start(hpl__device *d);
+/* Adds a calibration point when the last is older than a second and that
+ * costs no wait (VK_EXT_calibrated_timestamps); never waits. */
+void hpl__timestamps_refresh(hpl__device *d);
+/* Takes a free query pair, reset; false when the device has no timestamps
+ * or every pair is in use. */
+bool hpl__timestamps_take(hpl__device *d, uint32_t *pair);
+void hpl__timestamps_give(hpl__device *d, uint32_t pair);
+/* Records the write of the pair's begin (end = false) or end timestamp:
+ * the moment every command submitted before it has completed. */
+void hpl__timestamps_write(hpl__device *d, VkCommandBuffer cb, uint32_t pair, bool end);
+/* Reads a written pair as extended ticks (near_ns: a host time close to
+ * when it ran, to extend ticks of fewer than 64 valid bits); false when
+ * it is not available. Never waits. */
+bool hpl__timestamps_read(hpl__device *d, uint32_t pair, uint64_t near_ns, uint64_t *begin, uint64_t *end);
+/* Host CLOCK_MONOTONIC ns of an extended tick. */
+uint64_t hpl__timestamps_to_ns(const hpl__device *d, uint64_t ticks);
+
+/* trace.c: HPLVK_TRACE at context creation (a bad path is a warning), and
+ * the trace written and the event log freed at its destruction. */
+void hpl__trace_from_env(hpl_context *ctx);
+void hpl__trace_at_destroy(hpl_context *ctx);
 
 /* progress.c */
 int hpl__progress_start(hpl_context *ctx);

@@ -11,7 +11,7 @@
  * operation of a batch gets the timeline value the batch will signal.
  * Nothing here waits inside eval: a command buffer still in flight is never
  * waited for, a new one is made. */
-#include "internal.h"
+#include "events.h"
 
 #include <sched.h>
 #include <string.h>
@@ -310,6 +310,7 @@ int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at)
     int rc = HPL_OK;
     pthread_mutex_lock(&d->batch_lock);
     *at = (hpl__point){d->index, d->submitted + 1};
+    hpl__events_submitted(d, *at);
     d->batch_ops++;
     d->stats.operations++;
     d->recording = false;
@@ -381,11 +382,13 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
     if (rc0 != HPL_OK)
         return rc0;
     /* Other threads may use the context while this one waits. */
+    uint64_t since = hpl__events_wait_begin(ctx);
     HPL__UNLOCK(ctx);
     for (int i = 0; i < count && rc == HPL_OK; i++)
         if (points[i].value)
             rc = wait_point(ctx, points[i]);
     HPL__LOCK(ctx);
+    hpl__events_wait(ctx, points, count, since);
     return rc;
 }
 

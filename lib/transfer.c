@@ -1,6 +1,6 @@
 /* Moving regions of arrays between memories: the host storage (imported
  * into each device, so a transfer is one DMA) and device buffers. */
-#include "internal.h"
+#include "events.h"
 
 #include <string.h>
 
@@ -135,7 +135,7 @@ int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *
     if (rc != HPL_OK)
         return rc;
     hpl__layout from = hpl__layout_of(root, t->src, s), to = hpl__layout_of(root, HPL__HOST, s);
-    hpl__record_copy(cb, root, &t->region, &from, &to, hpl__no_shift);
+    hpl__record_copy_logged(ctx, d, cb, root, &t->region, t->src, HPL__HOST, &from, &to, hpl__no_shift);
     hpl__point at;
     rc = hpl__batch_end(ctx, d, &at);
     if (rc != HPL_OK)
