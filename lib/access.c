@@ -98,7 +98,7 @@ static int prepare_binding(hpl__op *op, hpl__binding *b)
         if (t->dst == HPL__HOST)
             rc = hpl__stage_to_host(ctx, b->root, t); /* from another device */
         else if (t->src == HPL__HOST)
-            rc = hpl__array_ensure_import(ctx, b->root, dev);
+            rc = hpl__host_storage_import(ctx, b->root, dev);
     }
     if (rc == HPL_OK && b->writes && b->slot != HPL__HOST && !hpl__region_empty(&b->ghost))
         rc = save_ghost(op, b);
@@ -205,6 +205,6 @@ VkDeviceAddress hpl__op_address(const hpl__op *op, hpl__array *root, int slot, c
     VkDeviceSize esize = hpl_type_size(root->type);
     if (slot == HPL__HOST)
         return root->imports[op->device->index].address + hpl__box_offset(&root->coherence.whole, first) * esize;
-    const hpl__instance *inst = hpl__array_instance(root, slot);
+    const hpl__instance *inst = hpl__instance_of(root, slot);
     return inst->address + hpl__box_offset(&inst->box, first) * esize;
 }

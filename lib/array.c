@@ -4,43 +4,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-/* Element type table: size and GLSL name, from one list. */
-#define HPL__TYPE_LIST(X)          \
-    X(HPL_FLOAT32, 4, "float")     \
-    X(HPL_FLOAT64, 8, "double")    \
-    X(HPL_INT32, 4, "int")         \
-    X(HPL_UINT32, 4, "uint")       \
-    X(HPL_INT64, 8, "int64_t")     \
-    X(HPL_UINT64, 8, "uint64_t")
-
-size_t hpl_type_size(hpl_type type)
-{
-    switch (type) {
-#define HPL__TYPE_SIZE(t, size, name) \
-    case t:                           \
-        return size;
-        HPL__TYPE_LIST(HPL__TYPE_SIZE)
-#undef HPL__TYPE_SIZE
-    default:
-        return 0;
-    }
-}
-
-const char *hpl_type_name(hpl_type type)
-{
-    switch (type) {
-#define HPL__TYPE_NAME(t, size, name) \
-    case t:                           \
-        return name;
-        HPL__TYPE_LIST(HPL__TYPE_NAME)
-#undef HPL__TYPE_NAME
-    default:
-        return "invalid";
-    }
-}
 
 int hpl__array_get(hpl_context *ctx, hpl_array handle, hpl__array **out)
 {
@@ -381,60 +344,15 @@ int hpl_subarray_get(hpl_context *ctx, hpl_array parent, int index, hpl_array *o
     return rc;
 }
 
-/* ---- storage ---------------------------------------------------------- */
-
-int hpl__array_ensure_host(hpl_context *ctx, hpl__array *root)
-{
-    (void)ctx;
-    if (root->host)
-        return HPL_OK;
-    /* Anonymous pages: page-aligned (importable as one DMA target) and zero. */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t size = (root->bytes + page - 1) / page * page;
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "array '%s': cannot allocate %llu bytes of host memory",
-                         root->name, (unsigned long long)root->bytes);
-    root->host = p;
-    root->host_owned = true;
-    root->host_map_size = size;
-    return HPL_OK;
-}
-
-int hpl__array_ensure_import(hpl_context *ctx, hpl__array *root, int device)
-{
-    hpl__import *im = &root->imports[device];
-    if (im->buffer)
-        return HPL_OK;
-    hpl__device *d = &ctx->devices[device];
-    int rc = hpl__array_ensure_host(ctx, root);
-    if (rc == HPL_OK)
-        rc = hpl__host_import(d, root->host, root->bytes, d->zero_copy, &im->buffer, &im->memory, &im->offset);
-    if (rc == HPL_OK && d->zero_copy) {
-        VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = im->buffer};
-        im->address = vkGetBufferDeviceAddress(d->device, &ai) + im->offset;
-    }
-    if (rc != HPL_OK)
-        hpl__error_prefix(root->name);
-    return rc;
-}
+/* ---- destruction ------------------------------------------------------ */
 
 static void free_storage(hpl_context *ctx, hpl__array *root)
 {
     while (root->instance_count)
         hpl__instance_free(ctx, root, &root->instances[root->instance_count - 1]);
-    for (int i = 0; i < ctx->device_count; i++) {
-        hpl__import *im = &root->imports[i];
-        VkDevice dev = ctx->devices[i].device;
-        if (im->buffer)
-            vkDestroyBuffer(dev, im->buffer, NULL);
-        if (im->memory)
-            vkFreeMemory(dev, im->memory, NULL);
-    }
     hpl__free(root->instances);
     hpl__free(root->acquired);
-    if (root->host_owned)
-        munmap(root->host, root->host_map_size);
+    hpl__host_storage_free(ctx, root);
     hpl__coherence_free(&root->coherence);
 }
 
@@ -602,7 +520,7 @@ static int fetch_box(hpl_context *ctx, hpl__array *root, const hpl__box *box)
 
 int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *fetch, bool for_write)
 {
-    int rc = hpl__array_ensure_host(ctx, root);
+    int rc = hpl__host_storage_ensure(root);
     if (rc == HPL_OK && fetch)
         rc = fetch_box(ctx, root, fetch);
     if (rc != HPL_OK)

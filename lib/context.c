@@ -179,12 +179,6 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
     return HPL_OK;
 }
 
-void hpl__context_record_error(hpl_context *ctx, int code)
-{
-    if (code != HPL_OK && ctx->deferred_error == HPL_OK)
-        ctx->deferred_error = code;
-}
-
 int hpl_finish(hpl_context *ctx)
 {
     if (!ctx)

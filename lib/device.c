@@ -9,20 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int hpl__vk_error(VkResult r, const char *what)
-{
-    switch (r) {
-    case VK_ERROR_OUT_OF_HOST_MEMORY:
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", what);
-    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
-        return hpl__fail(HPL_ERROR_OUT_OF_DEVICE_MEMORY, "%s: out of device memory", what);
-    case VK_ERROR_DEVICE_LOST:
-        return hpl__fail(HPL_ERROR_DEVICE_LOST, "%s: device lost", what);
-    default:
-        return hpl__fail(HPL_ERROR_VULKAN, "%s failed (VkResult %d)", what, (int)r);
-    }
-}
-
 static hpl_device_type device_type(VkPhysicalDeviceType t)
 {
     switch (t) {
@@ -470,16 +456,6 @@ static void close_device(hpl_context *ctx, hpl__device *d)
     if (!d->borrowed)
         vkDestroyDevice(d->device, NULL);
     memset(d, 0, sizeof *d);
-}
-
-VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits)
-{
-    if (d->queue_lock)
-        d->queue_lock(d->queue_lock_user, d->queue);
-    VkResult r = vkQueueSubmit(d->queue, count, submits, VK_NULL_HANDLE);
-    if (d->queue_unlock)
-        d->queue_unlock(d->queue_lock_user, d->queue);
-    return r;
 }
 
 void hpl__devices_close(hpl_context *ctx)

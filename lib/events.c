@@ -271,14 +271,12 @@ static int memory_device(const hpl__device *d, int slot)
     return slot == HPL__HOST ? HPL__NO_DEVICE : d->index;
 }
 
-void hpl__record_copy_logged_(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb, const hpl__array *root,
-                              const hpl__region *region, int src, int dst, const hpl__layout *from,
-                              const hpl__layout *to, const int64_t shift[3])
+hpl__event *hpl__events_copy_begin_(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb, const hpl__array *root,
+                                    const hpl__region *region, int src, int dst)
 {
     hpl__event *e = device_event(ctx, d, HPL__EVENT_COPY, cb);
-    hpl__record_copy(cb, root, region, from, to, shift);
     if (!e)
-        return;
+        return NULL;
     e->name = intern(ctx->events, root->name);
     e->u.copy.bytes = hpl__region_volume(region) * hpl_type_size(root->type);
     e->u.copy.boxes = region->count;
@@ -289,7 +287,13 @@ void hpl__record_copy_logged_(hpl_context *ctx, hpl__device *d, VkCommandBuffer 
                           : src == HPL__HOST                   ? HPL__COPY_TO_DEVICE
                           : dst == HPL__HOST                   ? HPL__COPY_TO_HOST
                                                                : HPL__COPY_WITHIN;
-    end_stamp(d, cb, e);
+    return e;
+}
+
+void hpl__events_copy_end_(hpl__device *d, VkCommandBuffer cb, const hpl__event *e)
+{
+    if (e)
+        end_stamp(d, cb, e);
 }
 
 void hpl__events_submitted_(hpl__device *d, hpl__point at)

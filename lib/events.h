@@ -131,9 +131,9 @@ void hpl__events_destroy(hpl_context *ctx);
 void hpl__events_kernel_begin_(hpl_context *ctx, const struct hpl__subkernel *s, VkCommandBuffer cb,
                                const uint64_t whole[3]);
 void hpl__events_kernel_end_(hpl__device *d, VkCommandBuffer cb);
-void hpl__record_copy_logged_(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb, const hpl__array *root,
-                              const hpl__region *region, int src, int dst, const hpl__layout *from,
-                              const hpl__layout *to, const int64_t shift[3]);
+hpl__event *hpl__events_copy_begin_(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb, const hpl__array *root,
+                                    const hpl__region *region, int src, int dst);
+void hpl__events_copy_end_(hpl__device *d, VkCommandBuffer cb, const hpl__event *e);
 void hpl__events_submitted_(hpl__device *d, hpl__point at);
 void hpl__events_abandon_(hpl__device *d);
 void hpl__events_wait_(hpl_context *ctx, const hpl__point *points, int count, uint64_t since);
@@ -154,15 +154,16 @@ static inline void hpl__events_kernel_end(hpl_context *ctx, hpl__device *d, VkCo
 
 /* hpl__record_copy of `region` of root from memory slot src to memory slot
  * dst on device d (HPL__HOST or a buffer of d), logged under root's name
- * (an assignment's destination). */
+ * (an assignment's destination). The log brackets the copy: it never calls
+ * the transfer code itself, which sits above it. */
 static inline void hpl__record_copy_logged(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb,
                                            const hpl__array *root, const hpl__region *region, int src, int dst,
                                            const hpl__layout *from, const hpl__layout *to, const int64_t shift[3])
 {
-    if (ctx->events_on)
-        hpl__record_copy_logged_(ctx, d, cb, root, region, src, dst, from, to, shift);
-    else
-        hpl__record_copy(cb, root, region, from, to, shift);
+    hpl__event *e = ctx->events_on ? hpl__events_copy_begin_(ctx, d, cb, root, region, src, dst) : NULL;
+    hpl__record_copy(cb, root, region, from, to, shift);
+    if (e)
+        hpl__events_copy_end_(d, cb, e);
 }
 
 /* The commands recorded on d since its last submission run as work `at`

@@ -270,13 +270,25 @@ struct hpl_context {
     struct hpl__trace *trace; /* trace.c: the trace being recorded, or NULL */
 };
 
-/* context.c */
-void hpl__context_record_error(hpl_context *ctx, int code);
+/* Keeps the first asynchronous error since the last hpl_finish (which
+ * returns it). Inline: the progress thread records errors, and a call into
+ * context.c would make the engine depend on the API above it. */
+static inline void hpl__context_record_error(hpl_context *ctx, int code)
+{
+    if (code != HPL_OK && ctx->deferred_error == HPL_OK)
+        ctx->deferred_error = code;
+}
+
+/* vk.c */
+/* Records a failed Vulkan call `what` as this thread's error; returns its code. */
+int hpl__vk_error(VkResult r, const char *what);
+/* vkQueueSubmit on d's compute queue, inside the application's queue lock
+ * when it gave one. */
+VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits);
 
 /* device.c */
 int hpl__devices_open(hpl_context *ctx, const char *spec);
 void hpl__devices_close(hpl_context *ctx);
-int hpl__vk_error(VkResult r, const char *what);
 void hpl__physical_info(VkPhysicalDevice pd, uint32_t index, hpl_device_info *out);
 /* The HPL__FEATURE_* physical device pd supports. */
 uint32_t hpl__physical_features(VkPhysicalDevice pd);
@@ -287,15 +299,12 @@ void hpl__device_describe(hpl_context *ctx, hpl__device *d, int index, int physi
  * d->device, its queue and d->features are set, makes hplvk's objects on it
  * (timelines, command pool, layouts, pipeline cache, memory types). */
 int hpl__device_setup(hpl_context *ctx, hpl__device *d);
-/* vkQueueSubmit on d's compute queue, inside the application's queue lock
- * when it gave one. */
-VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits);
 
 /* interop.c: opens the application's devices (hpl_context_desc.vulkan) as
  * the context's devices, after checking what hplvk needs. */
 int hpl__devices_adopt(hpl_context *ctx, const hpl_vulkan_desc *vk);
 
-/* acquire.c: arrays held by the application (hpl_array_vulkan_acquire) */
+/* acquired.c: what arrays held by the application (hpl_array_vulkan_acquire) forbid */
 /* Fails when an access to `box` of root (root coordinates) would race with
  * the application's work on an acquired buffer. */
 int hpl__acquired_check(hpl_context *ctx, const hpl__array *root, const hpl__box *box, hpl_access access);
@@ -385,6 +394,17 @@ void hpl__args_release(hpl__device *d);
 int hpl__host_import(hpl__device *d, void *ptr, size_t size, bool device_address, VkBuffer *buffer,
                      VkDeviceMemory *memory, VkDeviceSize *offset);
 
+/* storage.c: a root's memories, below the array API */
+/* Maps the root's host storage (page-aligned zeros) unless it has some. */
+int hpl__host_storage_ensure(hpl__array *root);
+/* Imports the host storage (made first if needed) into device: a transfer
+ * is then one DMA; on a zero-copy device, kernels use it in place. */
+int hpl__host_storage_import(hpl_context *ctx, hpl__array *root, int device);
+/* Frees the imports and the storage the library mapped (destruction). */
+void hpl__host_storage_free(hpl_context *ctx, hpl__array *root);
+/* The device buffer of root that is coherence memory `slot`, or NULL. */
+hpl__instance *hpl__instance_of(hpl__array *root, int slot);
+
 /* array.c */
 /* Makes a root array (hpl_array_create with the lock held). */
 int hpl__array_make(hpl_context *ctx, const hpl_array_desc *desc, hpl__array **out);
@@ -393,17 +413,7 @@ int hpl__array_make(hpl_context *ctx, const hpl_array_desc *desc, hpl__array **o
 void hpl__array_drop(hpl_context *ctx, hpl__array *a);
 int hpl__array_get(hpl_context *ctx, hpl_array handle, hpl__array **out);
 hpl__view hpl__view_of(const hpl__array *a);
-int hpl__array_ensure_host(hpl_context *ctx, hpl__array *root);
-int hpl__array_ensure_import(hpl_context *ctx, hpl__array *root, int device);
 void hpl__array_destroy_all(hpl_context *ctx);
-/* Starts an operation: instances pinned for it stay until the next one. */
-void hpl__operation_begin(hpl_context *ctx);
-/* The coherence memory through which device `device` accesses `box` of root:
- * the host storage on a zero-copy device, else a buffer of root on the device
- * holding the box (allocated, after evicting least recently used unpinned
- * buffers, when there is none). Pins it for the current operation. */
-int hpl__array_memory_for(hpl_context *ctx, hpl__array *root, int device, const hpl__box *box, int *slot);
-hpl__instance *hpl__array_instance(hpl__array *root, int slot);
 /* Brings `fetch` (NULL: nothing) of root valid into the host storage and
  * waits for the work the host must wait for before reading it (for_write:
  * before writing it). Releases the lock while waiting: look handles up
@@ -416,14 +426,6 @@ int hpl__take_error(hpl_context *ctx, hpl__array *root, const char *fn);
 int hpl__host_written(hpl__array *a);
 /* a's first element in its root's host storage. */
 uint8_t *hpl__host_pointer(const hpl__array *a);
-/* eval.c */
-int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int device);
-/* Can device reduce arrays of type (64-bit types need the features)? */
-bool hpl__reduce_supported(const hpl__device *d, hpl_type type);
-/* Reduces `box` of root on device to `groups` partial values (one per
- * work-group of 256) in partials[first .. first + groups), asynchronously. */
-int hpl__reduce_on_device(hpl_context *ctx, hpl__array *root, const hpl__box *box, int device, hpl__array *partials,
-                          uint64_t first, uint32_t groups, hpl_reduction op);
 /* The subarray of parent with box and owned box (root coordinates): the
  * existing one, else a new one (hpl_subarray, hpl_array_part). */
 int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box, const hpl__box *owned,
@@ -460,24 +462,43 @@ int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *
 /* Brings region of root valid into the host storage (submits copies, does
  * not wait). */
 int hpl__fetch_to_host(hpl_context *ctx, hpl__array *root, const hpl__region *region);
-/* Counts a transfer step of `bytes` in the statistics. */
+/* Number of elements of a box and its byte offset inside a layout box. */
+uint64_t hpl__box_offset(const hpl__box *outer, const uint64_t point[3]);
+
+/* stats.c */
+/* Counts transfer step t (of root's elements) in its device's statistics. */
 void hpl__count_transfer(hpl_context *ctx, const hpl__array *root, const hpl__transfer *t);
+
+/* residency.c: which buffers each device holds */
+/* Starts an operation: instances pinned for it stay until the next one. */
+void hpl__operation_begin(hpl_context *ctx);
+/* The coherence memory through which device `device` accesses `box` of root:
+ * the host storage on a zero-copy device, else a buffer of root on the device
+ * holding the box (allocated, after evicting least recently used unpinned
+ * buffers, when there is none). Pins it for the current operation. */
+int hpl__array_memory_for(hpl_context *ctx, hpl__array *root, int device, const hpl__box *box, int *slot);
 /* Evicts one instance: saves what is valid only there, waits for its work,
  * frees it. Holds the lock throughout. */
 int hpl__instance_evict(hpl_context *ctx, hpl__array *root, hpl__instance *inst);
 void hpl__instance_free(hpl_context *ctx, hpl__array *root, hpl__instance *inst);
 /* Sets each device's memory limit and zero-copy mode (context creation). */
 int hpl__devices_configure(hpl_context *ctx, const hpl_context_desc *desc);
-/* Number of elements of a box and its byte offset inside a layout box. */
-uint64_t hpl__box_offset(const hpl__box *outer, const uint64_t point[3]);
+
+/* builtin.c: the library's own kernels */
+/* Fills a's owned box with value (one element) on device, asynchronously. */
+int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int device);
+/* Can device reduce arrays of type (64-bit types need the features)? */
+bool hpl__reduce_supported(const hpl__device *d, hpl_type type);
+/* Reduces `box` of root on device to `groups` partial values (one per
+ * work-group of 256) in partials[first .. first + groups), asynchronously. */
+int hpl__reduce_on_device(hpl_context *ctx, hpl__array *root, const hpl__box *box, int device, hpl__array *partials,
+                          uint64_t first, uint32_t groups, hpl_reduction op);
 
 /* kernel.c */
 int hpl__kernel_get(hpl_context *ctx, hpl_kernel handle, hpl__kernel **out);
 const hpl__variant *hpl__kernel_variant_for(const hpl__kernel *k, const hpl__device *d);
 int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], VkPipeline *out);
 void hpl__kernel_destroy_all(hpl_context *ctx);
-
-/* kernel.c */
 int hpl__kernel_create_locked(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kernel **out);
 
 

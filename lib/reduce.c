@@ -227,7 +227,7 @@ static int reduce_locked(hpl_context *ctx, hpl_array handle, hpl_reduction op, v
     if (rc == HPL_OK)
         rc = hpl__take_error(ctx, root, "reduction");
     if (rc == HPL_OK)
-        rc = hpl__array_ensure_host(ctx, root);
+        rc = hpl__host_storage_ensure(root);
     if (rc != HPL_OK)
         return rc;
     plan p = {0};

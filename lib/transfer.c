@@ -16,7 +16,7 @@ hpl__layout hpl__layout_of(hpl__array *root, int slot, int device)
         const hpl__import *im = &root->imports[device];
         return (hpl__layout){.buffer = im->buffer, .base = im->offset, .box = root->coherence.whole};
     }
-    const hpl__instance *inst = hpl__array_instance(root, slot);
+    const hpl__instance *inst = hpl__instance_of(root, slot);
     return (hpl__layout){.buffer = inst->buffer, .base = 0, .box = inst->box};
 }
 
@@ -123,7 +123,7 @@ int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *
 {
     int s = root->coherence.mem[t->src].device;
     hpl__device *d = &ctx->devices[s];
-    int rc = hpl__array_ensure_import(ctx, root, s);
+    int rc = hpl__host_storage_import(ctx, root, s);
     if (rc != HPL_OK)
         return rc;
     /* Writing the host copy: wait for its writer and for every device still

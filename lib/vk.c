@@ -1,0 +1,28 @@
+/* Vulkan calls with hplvk's conventions, for every layer above the pure
+ * logic: a VkResult as an hplvk error, and submissions inside the
+ * application's queue lock (interop). */
+#include "internal.h"
+
+int hpl__vk_error(VkResult r, const char *what)
+{
+    switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", what);
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+        return hpl__fail(HPL_ERROR_OUT_OF_DEVICE_MEMORY, "%s: out of device memory", what);
+    case VK_ERROR_DEVICE_LOST:
+        return hpl__fail(HPL_ERROR_DEVICE_LOST, "%s: device lost", what);
+    default:
+        return hpl__fail(HPL_ERROR_VULKAN, "%s failed (VkResult %d)", what, (int)r);
+    }
+}
+
+VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits)
+{
+    if (d->queue_lock)
+        d->queue_lock(d->queue_lock_user, d->queue);
+    VkResult r = vkQueueSubmit(d->queue, count, submits, VK_NULL_HANDLE);
+    if (d->queue_unlock)
+        d->queue_unlock(d->queue_lock_user, d->queue);
+    return r;
+}
