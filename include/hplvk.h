@@ -768,8 +768,9 @@ typedef struct hpl_launch {
      * argument: the default devices. */
     int devices[HPL_MAX_DEVICES];
     int device_count;
-    /* NULL, or one entry per device of the eval (in their order): that
-     * subkernel's own global and local domains (HPL's vector modifiers);
+    /* NULL, or one entry per device of the eval (in their order; an eval on
+     * launch.device alone has one): that subkernel's own global and local
+     * domains (HPL's vector modifiers);
      * global starts where the subkernel's part of the whole domain starts.
      * Domains are not checked against the arrays, on one device or several:
      * a kernel must not index past its arguments' x.dims. */

@@ -259,7 +259,7 @@ struct hpl_context {
     int deferred_error; /* first asynchronous error since the last hpl_finish */
     struct hpl__kernel *fill_kernel; /* shaders/fill.comp, made on first use */
     struct hpl__kernel *reduce_kernels[HPL_TYPE_COUNT_]; /* shaders/reduce.comp per type */
-    void *subkernels; /* eval.c's scratch for multi-device evals (HPL__MAX_DEVICES) */
+    void *subkernels; /* launch.c's scratch for planned subkernels (HPL__MAX_DEVICES); NULL while an eval holds it */
     bool validation;
     uint64_t clock;     /* LRU clock of instances */
     uint64_t operation; /* serial of the operation being built (pins instances) */

@@ -1,7 +1,8 @@
 /* Running a kernel on devices: how a kernel sees its array arguments, one
- * device's share of an eval (a subkernel), and running subkernels. Shared
- * by eval.c (the machinery, single-device evals), split.c (multi-device
- * evals) and builtin.c (the library's own kernels). */
+ * device's share of an eval (a subkernel), planning an eval's subkernels
+ * (launch.c) and running them (dispatch.c). hpl_eval (eval.c) plans and
+ * runs; the library's own kernels (builtin.c) make their subkernel by hand
+ * and run it the same way. */
 #ifndef HPL_LAUNCH_H
 #define HPL_LAUNCH_H
 
@@ -37,39 +38,47 @@ typedef struct hpl__subkernel {
     hpl__op op;
 } hpl__subkernel;
 
+/* ---- launch.c: planning ---------------------------------------------------- */
+
+/* An eval planned: its subkernels (one per part, in device order) and what
+ * hpl_eval needs after running them. */
+typedef struct hpl__launch_plan {
+    hpl__subkernel *subkernels;     /* the context's scratch, held until hpl__launch_plan_done */
+    int count;                      /* subkernels: parts (a plain eval has one) */
+    int devices[HPL__MAX_DEVICES];  /* the eval's devices, in part order */
+    int device_count;               /* of which the first `count` got a part */
+    int dim;                        /* the domain's split dimension */
+    uint64_t whole[3];              /* the whole domain */
+} hpl__launch_plan;
+
+/* Checks the launch and the arguments and plans the eval's subkernels:
+ * devices, parts of annotated arguments, domains, local sizes, pipelines.
+ * p->subkernels must be NULL; call hpl__launch_plan_done after, whatever
+ * this returns. */
+int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                          size_t nargs, hpl__launch_plan *p);
+/* Gives the subkernels' scratch back. */
+void hpl__launch_plan_done(hpl_context *ctx, hpl__launch_plan *p);
+/* Part `index` of `parts` of view `whole` split as p says (hpl_array_part). */
+hpl__arg_view hpl__part_view(const hpl__arg_view *whole, const hpl_partition *p, int parts, int index);
+/* The whole (sub)array as the kernel sees it. */
+hpl__arg_view hpl__arg_view_of(hpl__array *a);
 /* Clears s for `device` running kernel's variant for it: its fields and the
  * views of the variant's arguments (the rest of views[] and the op, 28 KiB
  * in all, are never read before they are set). */
 void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__kernel *kernel);
-/* The whole (sub)array as the kernel sees it. */
-hpl__arg_view hpl__arg_view_of(hpl__array *a);
-/* Checks args against the kernel's reflection (count, kinds, types,
- * dimensions) and fills views[] for the array arguments. */
-int hpl__args_check(hpl_context *ctx, const hpl__reflection *r, const hpl_arg *args, size_t nargs,
-                    hpl__arg_view *views);
-/* The kernel's extents of a view (a word view runs innermost first). */
-void hpl__kernel_dims(const hpl__arg_view *v, uint64_t dims[3]);
-
-bool hpl__any_nonzero(const uint64_t v[3]);
-/* A domain given as extents (leading non-zero entries): checked, zeros as
- * 1; `what` names it in errors. */
-int hpl__domain_given(const uint64_t given[3], const char *what, uint64_t global[3]);
-/* The eval's whole domain: launch.global, else the first array argument's
- * extents. */
-int hpl__domain_of(const hpl_launch *launch, const hpl__reflection *r, const hpl__arg_view *views,
-                   uint64_t global[3]);
-
 /* Checks s's device and local size (given_local, else the kernel's or the
  * library's choice) and gets its pipeline. */
 int hpl__subkernel_setup(hpl_context *ctx, hpl__subkernel *s, const uint32_t given_local[3]);
+
+/* ---- dispatch.c: running ---------------------------------------------------- */
+
+/* The kernel's extents of a view (a word view runs innermost first). */
+void hpl__kernel_dims(const hpl__arg_view *v, uint64_t dims[3]);
 /* Runs one subkernel as an operation of its own; whole: the eval's domain. */
 int hpl__subkernel_run(hpl_context *ctx, hpl__subkernel *s, const hpl_arg *args, const uint64_t whole[3]);
 /* Runs the subkernels of one eval, side by side unless one writes what
  * another touches (then in order). */
 int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3]);
-
-/* split.c: is this a multi-device eval (a device list or an annotation)? */
-bool hpl__eval_is_split(const hpl_launch *launch, const hpl_arg *args, size_t nargs);
-int hpl__eval_split(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs);
 
 #endif

@@ -8,7 +8,9 @@
  *   the data stays;
  * - hpl_subarray_count lists a part once hpl_array_part has returned it,
  *   once, and not the parts never asked for;
- * - a bad launch.domains[i].local names domains[i]. */
+ * - a bad launch.domains[i].local names domains[i];
+ * - a plain eval (one device, nothing annotated) is the one-part case:
+ *   launch.domains[0] gives its domain, launch.device its device. */
 #include "harness.h"
 
 #include <stdlib.h>
@@ -165,6 +167,28 @@ static void test_domain_local_message(hpl_context *ctx, int ndev)
     CHECK_OK(hpl_array_destroy(ctx, m));
 }
 
+/* A plain eval is an eval of one part: launch.domains[0] is its domain
+ * (here the first 3 rows), on launch.device. */
+static void test_plain_eval_domains(hpl_context *ctx, int ndev)
+{
+    hpl_array m = th_array(ctx, HPL_FLOAT32, ROWS, COLS, 0);
+    hpl_kernel k = th_kernel(ctx, "#include <hplvk.glsl>\n"
+                                  "hpl_args { hpl_inout(float, 2) y; };\n"
+                                  "void main() { hpl_at2(y, hpl_global_id.x, hpl_global_id.y) += 1.0; }\n");
+    hpl_domain domain = {.global = {3, COLS}};
+    CHECK_OK(hpl_eval(ctx, k, &(hpl_launch){.device = ndev - 1, .domains = &domain}, HPL_ARGS(hpl_arr(m))));
+    const float *p = th_access(ctx, m, HPL_READ);
+    int bad = 0;
+    for (int i = 0; p && i < ROWS * COLS; i++)
+        bad += p[i] != (i < 3 * COLS ? 1.0f : 0.0f);
+    CHECK(p && bad == 0, "a plain eval over launch.domains[0] (3 of %d rows): %d elements wrong", ROWS, bad);
+    domain.local[0] = 1u << 20;
+    CHECK_FAILS(hpl_eval(ctx, k, &(hpl_launch){.domains = &domain}, HPL_ARGS(hpl_arr(m))), HPL_ERROR_INVALID_ARGUMENT,
+                "launch.domains[0].local");
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+    CHECK_OK(hpl_array_destroy(ctx, m));
+}
+
 int main(void)
 {
     static const char *lists[] = {"cpu", "cpu:2", "cpu:3", "cpu:4"};
@@ -176,6 +200,7 @@ int main(void)
         test_destroy_nested(ctx);
         test_count_after_part(ctx, ndev);
         test_domain_local_message(ctx, ndev);
+        test_plain_eval_domains(ctx, ndev);
         th_finish(ctx);
     }
     return th_failures() ? 1 : 0;

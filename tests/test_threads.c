@@ -5,7 +5,9 @@
  *     threads alternate devices, so cross-device chains run concurrently.
  *   - one thread doing host accesses while another evals other arrays.
  *   - kernels created concurrently from the same source (one cache entry).
- *   - hpl_last_error() is per thread. */
+ *   - hpl_last_error() is per thread.
+ *   - split evals whose ghost check (validation) waits with the context
+ *     released, beside plain evals: each eval keeps its own subkernels. */
 #include "harness.h"
 
 #include <pthread.h>
@@ -153,6 +155,54 @@ static void *error_thread(void *arg)
     return NULL;
 }
 
+/* A split stencil step (b = a + 2 a[i-1] + 1, halos of one element) over
+ * both devices, over and over, beside plain evals in other threads. Under
+ * validation each step's ghost check waits with the context lock released,
+ * while the other threads plan and run evals of their own. */
+static const char *stencil_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; };\n"
+    "void main() { uint i = hpl_global_id.x; uint l = i == 0u ? 0u : i - 1u;\n"
+    "              hpl_at(b, i) = hpl_at(a, i) + hpl_at(a, l) * 2u + 1u; }\n";
+
+typedef struct stencil_job {
+    int id;
+    hpl_kernel kernel;
+} stencil_job;
+
+static void *stencil_worker(void *arg)
+{
+    stencil_job *j = arg;
+    static uint32_t refs[2][2][N]; /* per job: a, b */
+    uint32_t *ra = refs[j->id][0], *rb = refs[j->id][1];
+    hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
+    for (int i = 0; i < N; i++)
+        ra[i] = (uint32_t)(i * 5 + j->id);
+    CHECK_OK(hpl_array_write(ctx, a, ra, N * sizeof *ra));
+    for (int s = 0; s < EVALS; s++) {
+        CHECK_OK(hpl_eval(ctx, j->kernel, &(hpl_launch){.devices = {0, 1}, .device_count = 2},
+                          HPL_ARGS(hpl_part1(a, 1), hpl_part1(b, 1))));
+        for (int i = 0; i < N; i++)
+            rb[i] = ra[i] + ra[i ? i - 1 : 0] * 2u + 1u;
+        hpl_array t = a;
+        a = b;
+        b = t;
+        uint32_t *tr = ra;
+        ra = rb;
+        rb = tr;
+    }
+    uint32_t got[N];
+    if (CHECK_OK(hpl_array_read(ctx, a, got, sizeof got))) {
+        int bad = 0;
+        for (int i = 0; i < N; i++)
+            bad += got[i] != ra[i];
+        CHECK(bad == 0, "stencil thread %d: %d wrong elements", j->id, bad);
+    }
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+    return NULL;
+}
+
 int main(void)
 {
     ctx = th_context("cpu:2");
@@ -250,6 +300,30 @@ int main(void)
         pthread_join(te, NULL);
         CHECK(strcmp(mine, hpl_last_error()) == 0, "another thread's failure changed this thread's last error to \"%s\"",
               hpl_last_error());
+    }
+
+    /* 5. Two split stencils and a plain evaluator at once. */
+    {
+        stencil_job jobs[2] = {{.id = 0, .kernel = th_kernel(ctx, stencil_src)}, {.id = 1}};
+        jobs[1].kernel = jobs[0].kernel;
+        pair pr = {.q = th_array(ctx, HPL_UINT32, N, 0, 0)};
+        CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.glsl = step_src}, &pr.step));
+        pthread_t ts[2], te;
+        for (int i = 0; i < 2; i++)
+            CHECK(pthread_create(&ts[i], NULL, stencil_worker, &jobs[i]) == 0, "pthread_create");
+        CHECK(pthread_create(&te, NULL, evaluator, &pr) == 0, "pthread_create");
+        for (int i = 0; i < 2; i++)
+            pthread_join(ts[i], NULL);
+        pthread_join(te, NULL);
+        uint32_t q = 0;
+        for (uint32_t s = 0; s < EVALS; s++)
+            q = q * 3u + s;
+        const uint32_t *pq = th_access(ctx, pr.q, HPL_READ);
+        if (pq)
+            CHECK(pq[0] == q && pq[N - 1] == q, "evaluator beside the stencils: %u, want %u", pq[0], q);
+        CHECK_OK(hpl_array_destroy(ctx, pr.q));
+        CHECK_OK(hpl_kernel_destroy(ctx, pr.step));
+        CHECK_OK(hpl_kernel_destroy(ctx, jobs[0].kernel));
     }
 
     CHECK_OK(hpl_finish(ctx));

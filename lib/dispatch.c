@@ -1,0 +1,286 @@
+/* Running subkernels (launch.c plans them; builtin.c makes its own): bind
+ * each argument's memory, bring what is missing, fill the argument block,
+ * record the dispatches, submit, and record in each array's coherence state
+ * what the kernel read and wrote. Never waits for a device (except the
+ * ghost check under validation). */
+#include "events.h"
+#include "ghost_check.h"
+#include "launch.h"
+
+#include <string.h>
+
+/* ---- the argument block ------------------------------------------------ */
+
+/* Writes n bytes at byte off of an argument block of size bytes. Reflection
+ * puts every field inside the block, subkernel_submit checks it again and
+ * hpl__args_alloc refuses blocks over HPL__ARG_RANGE: a write that would
+ * still land outside is dropped, never made. */
+static void put(uint8_t *block, uint32_t size, uint64_t off, const void *src, size_t n)
+{
+    if (off <= size && n <= size - off)
+        memcpy(block + off, src, n);
+}
+
+static void put_u32s(uint8_t *block, uint32_t size, uint64_t off, const uint64_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t x = (uint32_t)v[i];
+        put(block, size, off + 4u * (uint64_t)i, &x, 4);
+    }
+}
+
+/* The kernel's extents of view v. A word view (fill) runs the innermost
+ * dimension first: {n_last * words, n_(last-1), n_(last-2)}. */
+void hpl__kernel_dims(const hpl__arg_view *v, uint64_t dims[3])
+{
+    int last = v->at.root->ndims - 1;
+    for (int i = 0; i < 3; i++) {
+        int d = v->words ? last - i : i;
+        dims[i] = d >= 0 ? v->dims[d] * (v->words && i == 0 ? v->words : 1) : 1;
+    }
+}
+
+/* The kernel's element strides of view v bound to its memory on device. */
+static void kernel_strides(const hpl__arg_view *v, int device, uint64_t stride[3])
+{
+    hpl__box b = hpl__layout_of(v->at.root, v->slot, device).box;
+    uint64_t s[3] = {(b.hi[1] - b.lo[1]) * (b.hi[2] - b.lo[2]), b.hi[2] - b.lo[2], 1};
+    int last = v->at.root->ndims - 1;
+    for (int i = 0; i < 3; i++) {
+        int d = v->words ? last - i : i;
+        stride[i] = !v->words ? s[i] : d < 0 ? 0 : i == 0 ? 1 : s[d] * v->words;
+    }
+}
+
+/* The argument's fields relative to its element 0 (first): part and owned
+ * boxes, half-open. */
+static void put_box(uint8_t *block, uint32_t size, const hpl__array_layout *l, int lo_field, const hpl__box *box,
+                    const uint64_t first[3], int n)
+{
+    uint64_t lo[3], hi[3];
+    for (int d = 0; d < 3; d++) {
+        lo[d] = box->lo[d] - first[d];
+        hi[d] = box->hi[d] - first[d];
+    }
+    put_u32s(block, size, l->field[lo_field], lo, n);
+    put_u32s(block, size, l->field[lo_field + 1], hi, n);
+}
+
+/* Fills the argument block. An array's pointer is the address of the
+ * argument's element 0, so that a part of a multi-device eval is indexed in
+ * the whole argument's coordinates (the pointer may then lie before the
+ * memory holding the part; 64-bit addresses wrap consistently). */
+static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection *r, const hpl_arg *args,
+                       const hpl__arg_view *views)
+{
+    const uint32_t size = r->args_size;
+    memset(block, 0, size);
+    for (int i = 0; i < r->arg_count; i++) {
+        const hpl_arg_info *info = &r->args[i];
+        if (info->kind == HPL_ARG_SCALAR) {
+            put(block, size, info->offset, &args[i].value, HPL__MIN(hpl_type_size(info->type), sizeof args[i].value));
+            continue;
+        }
+        const hpl__arg_view *v = &views[i];
+        const hpl__array_layout *l = &r->layout[i];
+        const hpl__box *whole = v->is_part ? &v->whole : &v->at.box;
+        uint64_t address = hpl__op_address(op, v->at.root, v->slot, whole->lo);
+        uint64_t dims[3], stride[3];
+        hpl__kernel_dims(v, dims);
+        kernel_strides(v, op->device->index, stride);
+        int n = v->words ? 3 : v->ndims;
+        put(block, size, l->field[HPL__FIELD_POINTER], &address, 8);
+        put_u32s(block, size, l->field[HPL__FIELD_DIMS], dims, n);
+        put_u32s(block, size, l->field[HPL__FIELD_STRIDE], stride, n);
+        put_u32s(block, size, l->field[HPL__FIELD_ORIGIN], whole->lo, n);
+        if (v->words) { /* the library's word views: all of it present and owned */
+            hpl__box all = {.lo = {0, 0, 0}, .hi = {dims[0], dims[1], dims[2]}};
+            put_box(block, size, l, HPL__FIELD_PART_LO, &all, all.lo, n);
+            put_box(block, size, l, HPL__FIELD_OWNED_LO, &all, all.lo, n);
+        } else {
+            put_box(block, size, l, HPL__FIELD_PART_LO, &v->at.box, whole->lo, n);
+            put_box(block, size, l, HPL__FIELD_OWNED_LO, &v->at.owned, whole->lo, n);
+        }
+    }
+}
+
+/* ---- dispatches --------------------------------------------------------- */
+
+typedef struct push_block {
+    uint32_t base[4], domain[4], offset[4], global[4];
+} push_block;
+
+/* Big domains exceed maxComputeWorkGroupCount: run them as several
+ * dispatches, each told its first invocation through the push constants. */
+static void record_dispatches(VkCommandBuffer cb, const hpl__subkernel *s, const uint64_t whole[3])
+{
+    const hpl__device *d = s->device;
+    push_block push = {0};
+    uint64_t groups[3], step[3];
+    for (int i = 0; i < 3; i++) {
+        push.domain[i] = (uint32_t)s->global[i];
+        push.offset[i] = (uint32_t)s->offset[i];
+        push.global[i] = (uint32_t)whole[i];
+        groups[i] = (s->global[i] + s->local[i] - 1) / s->local[i];
+        step[i] = d->props.limits.maxComputeWorkGroupCount[i];
+    }
+    for (uint64_t z = 0; z < groups[2]; z += step[2]) {
+        for (uint64_t y = 0; y < groups[1]; y += step[1]) {
+            for (uint64_t x = 0; x < groups[0]; x += step[0]) {
+                push.base[0] = (uint32_t)(x * s->local[0]);
+                push.base[1] = (uint32_t)(y * s->local[1]);
+                push.base[2] = (uint32_t)(z * s->local[2]);
+                vkCmdPushConstants(cb, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+                vkCmdDispatch(cb, (uint32_t)HPL__MIN(step[0], groups[0] - x), (uint32_t)HPL__MIN(step[1], groups[1] - y),
+                              (uint32_t)HPL__MIN(step[2], groups[2] - z));
+            }
+        }
+    }
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+static int subkernel_bind(hpl__subkernel *s)
+{
+    const hpl__reflection *r = &s->variant->reflection;
+    int rc = HPL_OK;
+    for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
+        if (s->views[i].array)
+            rc = hpl__op_bind(&s->op, &s->views[i].at, r->args[i].access, &s->views[i].slot);
+    return rc;
+}
+
+/* Records s's fetches and dispatches and submits them (after its op was
+ * bound and prepared). */
+static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64_t whole[3])
+{
+    const hpl__reflection *r = &s->variant->reflection;
+    hpl__device *d = s->device;
+    hpl__arg_chunk *chunk = NULL;
+    uint32_t offset = 0;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    /* Every argument inside the block write_args fills (reflection's promise). */
+    int rc = hpl__args_fit(r, r->args_size, HPL_ERROR_INTERNAL, "the block size reflection found");
+    if (rc == HPL_OK && r->args_size)
+        rc = hpl__args_alloc(d, r->args_size, &chunk, &offset);
+    if (rc == HPL_OK)
+        rc = hpl__op_record(&s->op, &cb);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__ghost_check ghosts;
+    rc = hpl__ghost_check_begin(s->op.ctx, s, cb, &ghosts);
+    if (rc != HPL_OK) {
+        hpl__point at;
+        hpl__batch_end(s->op.ctx, d, &at); /* only the fetches were recorded */
+        hpl__ghost_check_free(d, &ghosts);
+        return rc;
+    }
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline);
+    if (chunk) {
+        write_args(chunk->map + offset, &s->op, r, args, s->views);
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &chunk->set, 1,
+                                &offset);
+    }
+    hpl__events_kernel_begin(s->op.ctx, s, cb, whole);
+    record_dispatches(cb, s, whole);
+    hpl__events_kernel_end(s->op.ctx, d, cb);
+    hpl__ghost_check_after(d, cb, &ghosts);
+    hpl__point at;
+    rc = hpl__op_submit(&s->op, &at);
+    int checked = hpl__ghost_check_end(s->op.ctx, d, s->kernel_name, &ghosts, rc == HPL_OK ? &at : NULL);
+    rc = rc == HPL_OK ? checked : rc;
+    if (rc == HPL_OK && chunk)
+        chunk->last_value = at.value;
+    for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
+        if (s->views[i].array)
+            s->views[i].array->last_where = d->index;
+    return rc;
+}
+
+/* Runs one subkernel as an operation of its own. */
+int hpl__subkernel_run(hpl_context *ctx, hpl__subkernel *s, const hpl_arg *args, const uint64_t whole[3])
+{
+    hpl__op_init(&s->op, ctx, s->device->index);
+    int rc = subkernel_bind(s);
+    if (rc == HPL_OK)
+        rc = hpl__op_prepare(&s->op);
+    if (rc == HPL_OK)
+        rc = subkernel_submit(s, args, whole);
+    hpl__op_release(&s->op);
+    return rc;
+}
+
+/* Does subkernel a write what subkernel b reads or writes (same root,
+ * overlapping boxes)? Writes count over their owned boxes: what a kernel
+ * writes in its halo is discarded, never seen by another device. */
+static bool writes_into(const hpl__subkernel *a, const hpl__subkernel *b)
+{
+    const hpl__reflection *ra = &a->variant->reflection, *rb = &b->variant->reflection;
+    for (int i = 0; i < ra->arg_count; i++) {
+        const hpl__arg_view *w = &a->views[i];
+        if (!w->array || !(ra->args[i].access & HPL_WRITE))
+            continue;
+        for (int j = 0; j < rb->arg_count; j++) {
+            const hpl__arg_view *t = &b->views[j];
+            const hpl__box *touched = rb->args[j].access & HPL_READ ? &t->at.box : &t->at.owned;
+            hpl__box both;
+            if (t->array && t->at.root == w->at.root && hpl__box_intersect(&w->at.owned, touched, &both))
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool any_conflict(const hpl__subkernel *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && writes_into(&s[i], &s[j]))
+                return true;
+    return false;
+}
+
+/* Does a zero-copy subkernel write an argument with a ghost part? Under
+ * validation such subkernels run in device order, so that the check of
+ * their ghost writes does not see the owner's concurrent writes. */
+static bool ghost_on_shared_memory(const hpl__subkernel *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const hpl__reflection *r = &s[i].variant->reflection;
+        for (int a = 0; s[i].device->zero_copy && a < r->arg_count; a++)
+            if (s[i].views[a].is_part && (r->args[a].access & HPL_WRITE) &&
+                !hpl__box_equal(&s[i].views[a].at.box, &s[i].views[a].at.owned))
+                return true;
+    }
+    return false;
+}
+
+/* Runs the subkernels of one eval. Independent ones (the usual case) are
+ * all planned before any is submitted, so that what one device must send to
+ * another (halos) is queued on it before its own kernel: the devices then
+ * run side by side. Subkernels where one writes what another touches run
+ * one after the other, in device order, each planned after the previous. */
+int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3])
+{
+    int rc = HPL_OK;
+    if (n == 1 || any_conflict(s, n) || (ctx->validation && ghost_on_shared_memory(s, n))) {
+        for (int i = 0; rc == HPL_OK && i < n; i++)
+            rc = hpl__subkernel_run(ctx, &s[i], args, whole);
+        return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i == 0)
+            hpl__op_init(&s[i].op, ctx, s[i].device->index);
+        else
+            hpl__op_join(&s[i].op, ctx, s[i].device->index);
+    }
+    for (int i = 0; rc == HPL_OK && i < n; i++)
+        rc = subkernel_bind(&s[i]);
+    for (int i = 0; rc == HPL_OK && i < n; i++)
+        rc = hpl__op_prepare(&s[i].op);
+    for (int i = 0; rc == HPL_OK && i < n; i++)
+        rc = subkernel_submit(&s[i], args, whole);
+    for (int i = 0; i < n; i++)
+        hpl__op_release(&s[i].op);
+    return rc;
+}
