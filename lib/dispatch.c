@@ -262,8 +262,10 @@ static bool ghost_on_shared_memory(const hpl__subkernel *s, int n)
  * one after the other, in device order, each planned after the previous. */
 int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3])
 {
+    if (n == 1) /* a plain eval: nothing else to order it against */
+        return hpl__subkernel_run(ctx, s, args, whole);
     int rc = HPL_OK;
-    if (n == 1 || any_conflict(s, n) || (ctx->validation && ghost_on_shared_memory(s, n))) {
+    if (any_conflict(s, n) || (ctx->validation && ghost_on_shared_memory(s, n))) {
         for (int i = 0; rc == HPL_OK && i < n; i++)
             rc = hpl__subkernel_run(ctx, &s[i], args, whole);
         return rc;

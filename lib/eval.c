@@ -21,11 +21,12 @@ static void remember_parts(const hpl_arg *args, const hpl__launch_plan *p)
 
 static int eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
 {
-    hpl__launch_plan p = {.subkernels = NULL};
+    hpl__launch_plan p;
+    p.subkernels = NULL; /* the rest is the plan's to fill (not cleared: host time per eval) */
     int rc = hpl__launch_plan_make(ctx, k, launch, args, nargs, &p);
     if (rc == HPL_OK)
         rc = hpl__subkernels_run(ctx, p.subkernels, p.count, args, p.whole);
-    if (rc == HPL_OK)
+    if (rc == HPL_OK && p.annotated)
         remember_parts(args, &p);
     hpl__launch_plan_done(ctx, &p);
     return rc;
@@ -72,7 +73,8 @@ static int part_locked(hpl_context *ctx, hpl_array handle, int index, hpl_array 
     if (index < 0 || index >= a->split.count)
         return hpl__fail(HPL_ERROR_OUT_OF_RANGE, "part %d of array '%s', which has %d part%s", index, a->name,
                          a->split.count, a->split.count == 1 ? "" : "s");
-    hpl__arg_view whole = hpl__arg_view_of(a);
+    hpl__arg_view whole;
+    hpl__arg_view_set(&whole, a);
     hpl_partition p = {.on = true, .dim = a->split.dim, .overlap = (int64_t)a->split.overlap};
     hpl__arg_view v = hpl__part_view(&whole, &p, a->split.count, index);
     hpl__array *s = NULL;

@@ -13,11 +13,13 @@
 
 /* ---- arguments -------------------------------------------------------- */
 
-hpl__arg_view hpl__arg_view_of(hpl__array *a)
+void hpl__arg_view_set(hpl__arg_view *v, hpl__array *a)
 {
-    hpl__arg_view v = {.array = a, .at = hpl__view_of(a), .type = a->type, .ndims = a->ndims};
-    memcpy(v.dims, a->dims, sizeof v.dims);
-    return v;
+    *v = (hpl__arg_view){.array = a,
+                         .at = {.root = a->root, .box = a->box, .owned = a->owned},
+                         .type = a->type,
+                         .ndims = a->ndims,
+                         .dims = {a->dims[0], a->dims[1], a->dims[2]}};
 }
 
 static const char *access_name(hpl_access a)
@@ -70,7 +72,7 @@ static int args_check(hpl_context *ctx, const hpl__reflection *r, const hpl_arg 
             hpl__error_prefix(where);
             return rc;
         }
-        views[i] = hpl__arg_view_of(a);
+        hpl__arg_view_set(&views[i], a);
         if (a->type != want->type || a->ndims != want->ndims)
             return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH,
                              "argument %d (%s): the kernel expects %s(%s, %d) but array '%s' is %d-D %s", i, want->name,
@@ -267,6 +269,7 @@ static bool any_annotated(const hpl_arg *args, size_t nargs)
             return true;
     return false;
 }
+
 /* Annotations name a dimension the array has, a non-negative overlap, and
  * arrays only; nothing is written that every device would write. */
 static int check_annotations(const hpl__reflection *r, const hpl_arg *args, const hpl__arg_view *views,
@@ -330,7 +333,6 @@ hpl__arg_view hpl__part_view(const hpl__arg_view *whole, const hpl_partition *p,
         v.at.owned = (hpl__box){.lo = {halo.lo[0], halo.lo[1], halo.lo[2]}, .hi = {halo.lo[0], halo.lo[1], halo.lo[2]}};
     return v;
 }
-
 
 /* ---- the plan ----------------------------------------------------------- */
 
@@ -410,6 +412,8 @@ int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
                           size_t nargs, hpl__launch_plan *p)
 {
     bool annotated = any_annotated(args, nargs);
+    p->count = 0;
+    p->annotated = false;
     int rc = devices_of(ctx, launch, annotated, p);
     if (rc == HPL_OK)
         rc = take_scratch(ctx, &p->subkernels);
@@ -428,6 +432,7 @@ int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
         rc = domain_of(launch, r, s[0].views, p->whole);
     if (rc != HPL_OK)
         return rc;
+    p->annotated = first >= 0;
     p->dim = first >= 0 ? args[first].part.dim : 0;
     rc = first >= 0 ? check_alignment(r, args, s[0].views, p) : HPL_OK;
     if (rc != HPL_OK)

@@ -18,6 +18,10 @@ int hpl__partition(uint64_t n, int devices, uint64_t overlap, hpl__part *out)
     if (devices <= 0 || n == 0)
         return 0;
     uint64_t parts = n < (uint64_t)devices ? n : (uint64_t)devices;
+    if (parts == 1) { /* every plain eval: no division on its path */
+        out[0] = (hpl__part){.lo = 0, .hi = n, .halo_lo = 0, .halo_hi = n};
+        return 1;
+    }
     for (uint64_t i = 0; i < parts; i++)
         out[i] = part_of(n, parts, i, overlap);
     return (int)parts;
