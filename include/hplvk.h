@@ -524,8 +524,10 @@ typedef struct hpl_device_stats {
     uint64_t evictions, evicted_bytes;         /* buffers freed to make room */
     uint64_t resident_bytes, peak_bytes;       /* array storage held now, and at most */
     uint64_t operations;  /* kernels, copy groups and assignments recorded for the device */
-    uint64_t submissions; /* queue submissions carrying them: operations recorded with no
-                           * host wait between them share submissions (batching) */
+    uint64_t submissions; /* compute queue submissions carrying them: operations recorded
+                           * with no host wait between them share submissions (batching) */
+    uint64_t transfer_submissions; /* uploads submitted on the device's dedicated transfer
+                                    * queue, overlapping kernels (HPLVK_TRANSFER_LANE) */
 } hpl_device_stats;
 
 typedef struct hpl_stats {

@@ -16,6 +16,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define N 256 /* rows */
@@ -55,6 +56,20 @@ static hpl_stats moved(hpl_context *ctx)
     return s;
 }
 
+/* Does the device upload through a transfer lane (HPLVK_TRANSFER_LANE:
+ * "shared" always, "off" never, else where it has a dedicated transfer
+ * queue)? */
+static bool uses_lane(hpl_context *ctx, int device)
+{
+    const char *env = getenv("HPLVK_TRANSFER_LANE");
+    hpl_device_info info;
+    if (!CHECK_OK(hpl_device_get_info(ctx, device, &info)))
+        return false;
+    if (env && !strcmp(env, "shared"))
+        return true;
+    return !(env && !strcmp(env, "off")) && info.dedicated_transfer_queue;
+}
+
 static void expect(const hpl_stats *s, int dev, uint64_t to_device, uint64_t to_host, const char *what)
 {
     const hpl_device_stats *d = &s->device[dev];
@@ -89,10 +104,13 @@ static void prefetch(hpl_context *ctx, hpl_kernel scale)
     host_fill(ctx, a, 1.0f);
     moved(ctx);
 
-    /* To device 1, once. */
+    /* To device 1, once; through the transfer lane where there is one. */
     CHECK_OK(hpl_array_prefetch(ctx, a, 1));
     hpl_stats s = moved(ctx);
     expect(&s, 1, bytes, 0, "prefetch of a host-written array to device 1");
+    uint64_t lane = uses_lane(ctx, 1) ? 1 : 0;
+    CHECK(s.device[1].transfer_submissions == lane, "prefetch to device 1: %" PRIu64
+          " transfer lane submissions, want %" PRIu64, s.device[1].transfer_submissions, lane);
     expect(&s, 0, 0, 0, "prefetch to device 1 (device 0)");
     CHECK_OK(hpl_array_prefetch(ctx, a, 1));
     s = moved(ctx);
