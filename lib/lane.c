@@ -108,8 +108,13 @@ int hpl__lane_begin(hpl__device *d, VkCommandBuffer *cb)
     pthread_mutex_unlock(&d->batch_lock);
     if (rc != HPL_OK)
         return rc;
-    /* Orders these copies after the lane's earlier ones (same regions). */
-    hpl__barrier_all(cmd->cb);
+    /* Orders these copies after the lane's earlier ones (same regions); a
+     * transfer queue knows only the transfer stage. */
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    vkCmdPipelineBarrier(cmd->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &b, 0, NULL, 0,
+                         NULL);
     *cb = cmd->cb;
     d->xfer.open = cmd;
     return HPL_OK;
