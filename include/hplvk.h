@@ -527,7 +527,8 @@ typedef struct hpl_device_stats {
     uint64_t submissions; /* compute queue submissions carrying them: operations recorded
                            * with no host wait between them share submissions (batching) */
     uint64_t transfer_submissions; /* uploads submitted on the device's dedicated transfer
-                                    * queue, overlapping kernels (HPLVK_TRANSFER_LANE) */
+                                    * queue, overlapping kernels: those of 4 MiB or more
+                                    * per operation (HPLVK_TRANSFER_LANE) */
 } hpl_device_stats;
 
 typedef struct hpl_stats {

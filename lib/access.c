@@ -172,11 +172,19 @@ static bool record_fetches(hpl__op *op, VkCommandBuffer cb, bool (*want)(const h
 static bool lane_takes(const hpl__op *op, uint64_t *after)
 {
     const hpl__device *d = op->device;
-    bool uploads = false;
-    for (int i = 0; i < op->binding_count && !uploads; i++)
-        for (int s = 0; s < op->bindings[i].plan.count && !uploads; s++)
-            uploads = lane_upload(&op->bindings[i], &op->bindings[i].plan.steps[s]);
-    if (!d->xfer.on || !uploads)
+    if (!d->xfer.on)
+        return false;
+    uint64_t bytes = 0;
+    for (int i = 0; i < op->binding_count; i++) {
+        const hpl__binding *b = &op->bindings[i];
+        for (int s = 0; s < b->plan.count; s++)
+            if (lane_upload(b, &b->plan.steps[s]))
+                bytes += hpl__region_volume(&b->plan.steps[s].region) * hpl_type_size(b->root->type);
+    }
+    /* A small upload goes with its kernel: a second submission and a wait
+     * between queues cost more than the overlap gains (the shared lane of
+     * the tests takes every upload). */
+    if (bytes == 0 || (bytes < HPL__LANE_MIN_BYTES && !d->xfer.shared))
         return false;
     *after = 0;
     for (int i = 0; i < op->wait_count; i++) {

@@ -401,6 +401,9 @@ void hpl__trace_from_env(hpl_context *ctx);
 void hpl__trace_at_destroy(hpl_context *ctx);
 
 /* lane.c: the transfer lane */
+/* Uploads of an operation smaller than this go in its compute submission
+ * (measured on the H200: see samples/RESULTS.md). */
+#define HPL__LANE_MIN_BYTES (4u << 20)
 /* Opens d's transfer lane when it has a dedicated transfer queue (or when
  * HPLVK_TRANSFER_LANE says so); leaves it off otherwise. */
 int hpl__lane_open(hpl__device *d);
