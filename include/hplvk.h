@@ -914,6 +914,16 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *                      opened for writing is a warning naming the variable,
  *                      the path and the reason, and the context runs
  *                      untraced. Unset or "": no trace.
+ * HPLVK_TRANSFER_LANE  where uploads (host -> device copies) run: "auto"
+ *                      (unset: the default) puts those of 4 MiB or more
+ *                      per operation on the device's dedicated transfer
+ *                      queue, where it has one, so that they overlap
+ *                      kernels; "off" keeps every copy on the compute
+ *                      queue; "shared" gives the compute queue itself a
+ *                      transfer lane (its own timeline and command
+ *                      buffers) for every upload: no overlap, but every
+ *                      path of the lane runs on a one-queue device, for
+ *                      tests. Other values make hpl_context_create fail.
  */
 
 /* ======================================================================
