@@ -21,12 +21,13 @@ set(LAYERS base engine api)
 set(LAYER_base
     error util type handle config devspec region coherence partition
     cache compile validate reflect hplvk_embedded)
-# Devices and their work: Vulkan calls, submission and its event log, the
-# progress thread, memory, opening devices; then a root's memories, moving
-# data between them, residency, operations on one device, and running
-# subkernels. Knows buffers, regions and views, not the array API.
+# Devices and their work: Vulkan calls, submission (with its transfer lane)
+# and its event log, the progress thread, memory, opening devices; then a
+# root's memories, moving data between them, residency, operations on one
+# device, and running subkernels. Knows buffers, regions and views, not the
+# array API.
 set(LAYER_engine
-    vk timestamps events submit progress memory device interop
+    vk timestamps events submit progress lane memory device interop
     storage stats transfer residency acquired access ghost_check dispatch)
 # The public functions and what only they use: contexts, arrays, kernels,
 # planning an eval, the library's own kernels, assignment, reductions,

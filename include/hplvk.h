@@ -524,8 +524,11 @@ typedef struct hpl_device_stats {
     uint64_t evictions, evicted_bytes;         /* buffers freed to make room */
     uint64_t resident_bytes, peak_bytes;       /* array storage held now, and at most */
     uint64_t operations;  /* kernels, copy groups and assignments recorded for the device */
-    uint64_t submissions; /* queue submissions carrying them: operations recorded with no
-                           * host wait between them share submissions (batching) */
+    uint64_t submissions; /* compute queue submissions carrying them: operations recorded
+                           * with no host wait between them share submissions (batching) */
+    uint64_t transfer_submissions; /* uploads submitted on the device's dedicated transfer
+                                    * queue, overlapping kernels: those of 4 MiB or more
+                                    * per operation (HPLVK_TRANSFER_LANE) */
 } hpl_device_stats;
 
 typedef struct hpl_stats {
@@ -912,6 +915,16 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *                      opened for writing is a warning naming the variable,
  *                      the path and the reason, and the context runs
  *                      untraced. Unset or "": no trace.
+ * HPLVK_TRANSFER_LANE  where uploads (host -> device copies) run: "auto"
+ *                      (unset: the default) puts those of 4 MiB or more
+ *                      per operation on the device's dedicated transfer
+ *                      queue, where it has one, so that they overlap
+ *                      kernels; "off" keeps every copy on the compute
+ *                      queue; "shared" gives the compute queue itself a
+ *                      transfer lane (its own timeline and command
+ *                      buffers) for every upload: no overlap, but every
+ *                      path of the lane runs on a one-queue device, for
+ *                      tests. Other values make hpl_context_create fail.
  */
 
 /* ======================================================================

@@ -136,24 +136,91 @@ static bool recorded_here(const hpl__binding *b, const hpl__transfer *t)
     return t->dst == b->slot && t->dst != HPL__HOST;
 }
 
-int hpl__op_record(hpl__op *op, VkCommandBuffer *cb)
+/* Is step t of b's plan an upload the transfer lane can take (a copy from
+ * the host storage into a buffer of the device, recorded here)? */
+static bool lane_upload(const hpl__binding *b, const hpl__transfer *t)
+{
+    return recorded_here(b, t) && t->src == HPL__HOST;
+}
+
+/* Records the fetches of `op` for which `want(b, t)` holds into cb;
+ * returns whether it recorded any. */
+static bool record_fetches(hpl__op *op, VkCommandBuffer cb, bool (*want)(const hpl__binding *, const hpl__transfer *),
+                           const hpl__op *skip_lane)
 {
     hpl__device *d = op->device;
-    int rc = hpl__batch_begin(op->ctx, d, op->waits, op->wait_count, cb);
-    if (rc != HPL_OK)
-        return rc;
+    bool any = false;
     for (int i = 0; i < op->binding_count; i++) {
         hpl__binding *b = &op->bindings[i];
         for (int s = 0; s < b->plan.count; s++) {
             const hpl__transfer *t = &b->plan.steps[s];
-            if (!recorded_here(b, t))
+            if (!want(b, t) || (skip_lane && lane_upload(b, t)))
                 continue;
+            any = true;
             hpl__layout from = hpl__layout_of(b->root, t->src, d->index);
             hpl__layout to = hpl__layout_of(b->root, t->dst, d->index);
-            hpl__record_copy_logged(op->ctx, d, *cb, b->root, &t->region, t->src, t->dst, &from, &to, hpl__no_shift);
+            hpl__record_copy_logged(op->ctx, d, cb, b->root, &t->region, t->src, t->dst, &from, &to, hpl__no_shift);
         }
     }
-    hpl__barrier_all(*cb);
+    return any;
+}
+
+/* The transfer lane takes an operation's uploads when it has some and
+ * everything the operation waits for is on its own device (or done): the
+ * lane then waits on the device's compute timeline only. Work of other
+ * devices goes through the compute queue's gate. */
+static bool lane_takes(const hpl__op *op, uint64_t *after)
+{
+    const hpl__device *d = op->device;
+    if (!d->xfer.on)
+        return false;
+    uint64_t bytes = 0;
+    for (int i = 0; i < op->binding_count; i++) {
+        const hpl__binding *b = &op->bindings[i];
+        for (int s = 0; s < b->plan.count; s++)
+            if (lane_upload(b, &b->plan.steps[s]))
+                bytes += hpl__region_volume(&b->plan.steps[s].region) * hpl_type_size(b->root->type);
+    }
+    /* A small upload goes with its kernel: a second submission and a wait
+     * between queues cost more than the overlap gains (the shared lane of
+     * the tests takes every upload). */
+    if (bytes == 0 || (bytes < HPL__LANE_MIN_BYTES && !d->xfer.shared))
+        return false;
+    *after = 0;
+    for (int i = 0; i < op->wait_count; i++) {
+        const hpl__point *p = &op->waits[i];
+        if (p->device == d->index)
+            *after = HPL__MAX(*after, p->value);
+        else if (p->value && hpl__device_completed(&op->ctx->devices[p->device]) < p->value)
+            return false;
+    }
+    return true;
+}
+
+static int record_lane(hpl__op *op, uint64_t after, uint64_t *xfer)
+{
+    VkCommandBuffer lane_cb;
+    int rc = hpl__lane_begin(op->device, &lane_cb);
+    if (rc != HPL_OK)
+        return rc;
+    record_fetches(op, lane_cb, lane_upload, NULL);
+    return hpl__lane_submit(op->device, after, xfer);
+}
+
+int hpl__op_record(hpl__op *op, VkCommandBuffer *cb)
+{
+    hpl__device *d = op->device;
+    uint64_t after = 0, xfer = 0;
+    bool lane = lane_takes(op, &after);
+    int rc = lane ? record_lane(op, after, &xfer) : HPL_OK;
+    if (rc == HPL_OK)
+        rc = hpl__batch_begin_after(op->ctx, d, op->waits, op->wait_count, xfer, cb);
+    if (rc != HPL_OK)
+        return rc;
+    /* The work after the fetches reads them; without fetches, the barrier
+     * hpl__batch_begin recorded already orders it. */
+    if (record_fetches(op, *cb, recorded_here, lane ? op : NULL))
+        hpl__barrier_all(*cb);
     return HPL_OK;
 }
 

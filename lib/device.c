@@ -373,9 +373,11 @@ int hpl__device_setup(hpl_context *ctx, hpl__device *d)
         VkCommandPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                       .queueFamilyIndex = d->queue_family};
-        VkResult r = vkCreateCommandPool(d->device, &ci, NULL, &d->command_pool);
+        VkResult r = vkCreateCommandPool(d->device, &ci, NULL, &d->ring.pool);
         rc = r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateCommandPool");
     }
+    if (rc == HPL_OK)
+        rc = hpl__lane_open(d);
     if (rc == HPL_OK)
         rc = create_layouts(d);
     if (rc == HPL_OK)
@@ -446,9 +448,8 @@ static void close_device(hpl_context *ctx, hpl__device *d)
         vkDestroyPipelineLayout(d->device, d->pipeline_layout, NULL);
     if (d->set_layout)
         vkDestroyDescriptorSetLayout(d->device, d->set_layout, NULL);
-    if (d->command_pool)
-        vkDestroyCommandPool(d->device, d->command_pool, NULL);
-    hpl__free(d->cmds);
+    hpl__lane_close(d);
+    hpl__ring_destroy(d->device, &d->ring);
     if (d->timeline)
         vkDestroySemaphore(d->device, d->timeline, NULL);
     if (d->gate)

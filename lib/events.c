@@ -192,6 +192,7 @@ static hpl__event *device_event(hpl_context *ctx, hpl__device *d, hpl__event_kin
     hpl__event *e = add(ctx, kind, d->index);
     if (!e)
         return NULL;
+    e->queue = d->xfer.open && cb == d->xfer.open->cb;
     if (t->pending_count == t->pending_capacity) {
         uint32_t cap = t->pending_capacity ? 2 * t->pending_capacity : 16;
         uint64_t *p = hpl__realloc(t->pending, cap * sizeof *p);

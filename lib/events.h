@@ -63,6 +63,7 @@ typedef struct hpl__event {
     hpl__event_kind kind;
     hpl__event_state state;
     int device;      /* where it runs; HPL__NO_DEVICE: a host wait */
+    int queue;       /* on the device: 0 the compute queue, 1 the transfer lane (lane.c) */
     uint32_t thread; /* the host thread that recorded it (1, 2, ... in order of first use) */
     uint32_t name;   /* kernel, or array copied (hpl__events_name) */
     uint64_t value;  /* timeline value on device */

@@ -18,6 +18,29 @@ typedef struct hpl__cmd {
     uint64_t value; /* timeline value of its last submission; 0: never submitted */
 } hpl__cmd;
 
+/* Command buffers of one queue, reused once their timeline value is
+ * reached: cmds[next] is the oldest. */
+typedef struct hpl__ring {
+    VkCommandPool pool;
+    hpl__cmd *cmds;
+    uint32_t count, next;
+} hpl__ring;
+
+/* The transfer lane (lane.c): uploads on the device's dedicated transfer
+ * queue, each its own submission signalling the lane's timeline, so that
+ * they overlap kernels on the compute queue; the operation that needs an
+ * upload waits on that timeline in its compute submission. */
+typedef struct hpl__lane {
+    bool on;
+    bool shared;      /* on the compute queue itself (HPLVK_TRANSFER_LANE=shared, for tests) */
+    VkQueue queue;
+    uint32_t family;
+    VkSemaphore timeline;
+    uint64_t submitted; /* guarded by the device's batch_lock */
+    hpl__ring ring;
+    hpl__cmd *open; /* being recorded (hpl__lane_begin .. hpl__lane_submit) */
+} hpl__lane;
+
 /* A chunk of host-visible memory holding kernel argument blocks, bound as
  * one dynamic uniform buffer; reused once the work that used it is done. */
 typedef struct hpl__arg_chunk {
@@ -88,9 +111,8 @@ typedef struct hpl__device {
     VkSemaphore gate;
     uint64_t gate_requested;
 
-    VkCommandPool command_pool;
-    hpl__cmd *cmds;
-    uint32_t cmd_count, cmd_next; /* ring: cmd_next is the oldest */
+    hpl__ring ring; /* of the compute queue */
+    hpl__lane xfer;
 
     /* The open batch (submit.c): operations recorded, not yet submitted; it
      * will signal timeline value submitted + 1. batch_lock guards it, the
@@ -100,6 +122,7 @@ typedef struct hpl__device {
     bool batch_lock_made;
     hpl__cmd *batch;      /* NULL: none open */
     uint64_t batch_gate;  /* gate value the batch waits for; 0: none */
+    uint64_t batch_xfer;  /* transfer lane value the batch waits for; 0: none */
     uint32_t batch_ops;   /* operations recorded in it */
     bool flush_watched;   /* a progress request will flush it when the device idles */
     bool recording;       /* an operation is being recorded into it: not submittable */
@@ -282,9 +305,10 @@ static inline void hpl__context_record_error(hpl_context *ctx, int code)
 /* vk.c */
 /* Records a failed Vulkan call `what` as this thread's error; returns its code. */
 int hpl__vk_error(VkResult r, const char *what);
-/* vkQueueSubmit on d's compute queue, inside the application's queue lock
- * when it gave one. */
+/* vkQueueSubmit on d's compute queue (_on: on queue, one of d's), inside
+ * the application's queue lock when it gave one. */
 VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits);
+VkResult hpl__queue_submit_on(hpl__device *d, VkQueue queue, uint32_t count, const VkSubmitInfo *submits);
 
 /* device.c */
 int hpl__devices_open(hpl_context *ctx, const char *spec);
@@ -322,12 +346,22 @@ void hpl__acquired_warn_left(hpl_context *ctx);
  * that orders it after all earlier work of d. Work of other devices it
  * waits for is submitted first (their batches flushed). */
 int hpl__batch_begin(hpl_context *ctx, hpl__device *d, const hpl__point *waits, int count, VkCommandBuffer *cb);
+/* The same, for an operation that also needs the transfer lane's work up
+ * to value xfer (0: none). */
+int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *waits, int count, uint64_t xfer,
+                           VkCommandBuffer *cb);
+/* A free command buffer of ring (of VkDevice dev; `done`: the timeline
+ * value its queue reached), begun. */
+int hpl__ring_begin(VkDevice dev, hpl__ring *ring, uint64_t done, hpl__cmd **out);
+void hpl__ring_destroy(VkDevice dev, hpl__ring *ring);
 /* Ends the operation begun last on d: *at is its point. May submit. Call it
  * also after a failure while recording (what was recorded is harmless:
  * copies of valid data into invalid places). */
 int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at);
 /* Submits d's open batch, if any. */
 int hpl__batch_flush(hpl__device *d);
+/* The same, with d->batch_lock held. */
+int hpl__batch_flush_locked(hpl__device *d);
 /* The progress thread's flush of a watched batch. */
 void hpl__batch_watched(hpl__device *d);
 /* Submits d's open batch, then one submission that waits (on the device)
@@ -374,6 +408,21 @@ uint64_t hpl__timestamps_to_ns(const hpl__device *d, uint64_t ticks);
  * the trace written and the event log freed at its destruction. */
 void hpl__trace_from_env(hpl_context *ctx);
 void hpl__trace_at_destroy(hpl_context *ctx);
+
+/* lane.c: the transfer lane */
+/* Uploads of an operation smaller than this go in its compute submission
+ * (measured on the H200: see samples/RESULTS.md). */
+#define HPL__LANE_MIN_BYTES (4u << 20)
+/* Opens d's transfer lane when it has a dedicated transfer queue (or when
+ * HPLVK_TRANSFER_LANE says so); leaves it off otherwise. */
+int hpl__lane_open(hpl__device *d);
+void hpl__lane_close(hpl__device *d);
+/* Begins a lane command buffer (for uploads). */
+int hpl__lane_begin(hpl__device *d, VkCommandBuffer *cb);
+/* Submits it after d's compute work up to compute value `after` (0: none;
+ * d's open batch is submitted first when it holds that work); *value is
+ * its point on the lane's timeline. */
+int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t *value);
 
 /* progress.c */
 int hpl__progress_start(hpl_context *ctx);

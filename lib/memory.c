@@ -23,6 +23,19 @@ static int allocate_and_bind(hpl__device *d, const VkMemoryAllocateInfo *ai, VkB
     return hpl__vk_error(r, what);
 }
 
+/* Buffers the compute queue and a transfer lane of another family both
+ * use are shared concurrently (no ownership transfers between them). */
+static void share(const hpl__device *d, VkBufferCreateInfo *bi, uint32_t families[2])
+{
+    if (!d->xfer.on || d->xfer.family == d->queue_family)
+        return;
+    families[0] = d->queue_family;
+    families[1] = d->xfer.family;
+    bi->sharingMode = VK_SHARING_MODE_CONCURRENT;
+    bi->queueFamilyIndexCount = 2;
+    bi->pQueueFamilyIndices = families;
+}
+
 int hpl__buffer_create(hpl__device *d, VkDeviceSize size, VkBufferUsageFlags usage, uint32_t memory_type,
                        bool device_address, VkBuffer *buffer, VkDeviceMemory *memory)
 {
@@ -30,6 +43,8 @@ int hpl__buffer_create(hpl__device *d, VkDeviceSize size, VkBufferUsageFlags usa
                              .size = size,
                              .usage = usage | (device_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0),
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    uint32_t families[2];
+    share(d, &bi, families);
     *memory = VK_NULL_HANDLE;
     VkResult r = vkCreateBuffer(d->device, &bi, NULL, buffer);
     if (r != VK_SUCCESS)
@@ -174,6 +189,8 @@ int hpl__host_import(hpl__device *d, void *ptr, size_t size, bool device_address
                                                             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
                                                       : 0),
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    uint32_t families[2];
+    share(d, &bi, families);
     r = vkCreateBuffer(d->device, &bi, NULL, buffer);
     if (r != VK_SUCCESS)
         return hpl__vk_error(r, "vkCreateBuffer (host import)");

@@ -49,6 +49,7 @@ int hpl_stats_get(hpl_context *ctx, hpl_stats *out)
         t->peak_bytes += s->peak_bytes;
         t->operations += s->operations;
         t->submissions += s->submissions;
+        t->transfer_submissions += s->transfer_submissions;
     }
     HPL__UNLOCK(ctx);
     return HPL_OK;

@@ -70,48 +70,46 @@ VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
     return vkWaitSemaphores(d->device, &wi, UINT64_MAX);
 }
 
-static int grow_cmds(hpl__device *d, hpl__cmd **out)
+static int ring_grow(VkDevice dev, hpl__ring *ring, hpl__cmd **out)
 {
-    hpl__cmd *cmds = hpl__realloc(d->cmds, (d->cmd_count + 1) * sizeof *cmds);
+    hpl__cmd *cmds = hpl__realloc(ring->cmds, (ring->count + 1) * sizeof *cmds);
     if (!cmds)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a command buffer");
-    d->cmds = cmds;
+    ring->cmds = cmds;
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = d->command_pool,
+                                      .commandPool = ring->pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
     VkCommandBuffer cb;
-    VkResult r = vkAllocateCommandBuffers(d->device, &ai, &cb);
+    VkResult r = vkAllocateCommandBuffers(dev, &ai, &cb);
     if (r != VK_SUCCESS)
         return hpl__vk_error(r, "vkAllocateCommandBuffers");
     /* Insert just before the oldest: the youngest place in the ring. */
-    uint32_t at = d->cmd_next;
-    memmove(&d->cmds[at + 1], &d->cmds[at], (d->cmd_count - at) * sizeof *cmds);
-    d->cmds[at] = (hpl__cmd){cb, 0};
-    d->cmd_count++;
-    d->cmd_next = (at + 1) % d->cmd_count;
-    *out = &d->cmds[at];
+    uint32_t at = ring->next;
+    memmove(&ring->cmds[at + 1], &ring->cmds[at], (ring->count - at) * sizeof *cmds);
+    ring->cmds[at] = (hpl__cmd){cb, 0};
+    ring->count++;
+    ring->next = (at + 1) % ring->count;
+    *out = &ring->cmds[at];
     return HPL_OK;
 }
 
-/* Takes a free command buffer from the ring and begins it. */
-static int cmd_begin(hpl__device *d, hpl__cmd **out)
+int hpl__ring_begin(VkDevice dev, hpl__ring *ring, uint64_t done, hpl__cmd **out)
 {
     /* Buffers complete in submission order: the oldest is the one after the
      * last taken, so one look usually finds a free one. */
-    uint64_t done = hpl__device_completed(d);
     hpl__cmd *cmd = NULL;
-    for (uint32_t i = 0; i < d->cmd_count && !cmd; i++) {
-        uint32_t k = (d->cmd_next + i) % d->cmd_count;
-        if (d->cmds[k].value <= done && d->cmds[k].value != UINT64_MAX) {
-            cmd = &d->cmds[k];
-            d->cmd_next = (k + 1) % d->cmd_count;
+    for (uint32_t i = 0; i < ring->count && !cmd; i++) {
+        uint32_t k = (ring->next + i) % ring->count;
+        if (ring->cmds[k].value <= done && ring->cmds[k].value != UINT64_MAX) {
+            cmd = &ring->cmds[k];
+            ring->next = (k + 1) % ring->count;
         }
-        if (d->cmds[k].value > done && d->cmds[k].value != UINT64_MAX)
+        if (ring->cmds[k].value > done && ring->cmds[k].value != UINT64_MAX)
             break; /* the oldest in flight is not done: the rest are younger */
     }
     if (!cmd) {
-        int rc = grow_cmds(d, &cmd);
+        int rc = ring_grow(dev, ring, &cmd);
         if (rc != HPL_OK)
             return rc;
     }
@@ -127,13 +125,35 @@ static int cmd_begin(hpl__device *d, hpl__cmd **out)
     return HPL_OK;
 }
 
+void hpl__ring_destroy(VkDevice dev, hpl__ring *ring)
+{
+    if (ring->pool)
+        vkDestroyCommandPool(dev, ring->pool, NULL);
+    hpl__free(ring->cmds);
+    memset(ring, 0, sizeof *ring);
+}
+
+static int cmd_begin(hpl__device *d, hpl__cmd **out)
+{
+    return hpl__ring_begin(d->device, &d->ring, hpl__device_completed(d), out);
+}
+
+/* Everything the library records is a compute dispatch or a copy: a
+ * barrier over those two stages orders an operation after the ones before
+ * it on the queue (earlier submissions included: a barrier's first scope
+ * is everything earlier in submission order). Narrower than ALL_COMMANDS
+ * and MEMORY_* access, which cost NVIDIA's driver more per operation.
+ * Host writes before a submission need no barrier (vkQueueSubmit makes
+ * them visible); the uniform read covers argument blocks. */
 void hpl__barrier_all(VkCommandBuffer cb)
 {
+    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                         .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
-                         .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &b, 0, NULL,
-                         0, NULL);
+                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                                          VK_ACCESS_UNIFORM_READ_BIT};
+    vkCmdPipelineBarrier(cb, stages, stages, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
 /* Makes device writes (copies into imported host memory) visible to the
@@ -152,9 +172,10 @@ void hpl__barrier_to_host(VkCommandBuffer cb)
 static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t external_value)
 {
     hpl__cmd *cmd = d->batch;
-    uint64_t gate_value = d->batch_gate;
+    uint64_t gate_value = d->batch_gate, xfer_value = d->batch_xfer;
     d->batch = NULL;
     d->batch_gate = 0;
+    d->batch_xfer = 0;
     d->batch_ops = 0;
     d->flush_deferred = false;
     hpl__barrier_to_host(cmd->cb);
@@ -165,13 +186,18 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
         return hpl__vk_error(r, "vkEndCommandBuffer");
     }
     uint64_t signal = d->submitted + 1;
-    VkPipelineStageFlags stages[2] = {VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT};
-    VkSemaphore waits[2];
-    uint64_t values[2];
+    VkPipelineStageFlags stages[3] = {VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                      VK_PIPELINE_STAGE_ALL_COMMANDS_BIT};
+    VkSemaphore waits[3];
+    uint64_t values[3];
     uint32_t n = 0;
     if (gate_value) {
         waits[n] = d->gate;
         values[n++] = gate_value;
+    }
+    if (xfer_value) {
+        waits[n] = d->xfer.timeline;
+        values[n++] = xfer_value;
     }
     if (external) {
         waits[n] = external;
@@ -213,7 +239,7 @@ static int batch_submit(hpl__device *d)
 /* Submits the open batch, or has hpl__batch_end submit it when an
  * operation is being recorded into it (by another thread: the progress
  * thread's flushes). */
-static int flush_locked(hpl__device *d)
+int hpl__batch_flush_locked(hpl__device *d)
 {
     if (d->recording) {
         d->flush_deferred = true;
@@ -225,7 +251,7 @@ static int flush_locked(hpl__device *d)
 int hpl__batch_flush(hpl__device *d)
 {
     pthread_mutex_lock(&d->batch_lock);
-    int rc = flush_locked(d);
+    int rc = hpl__batch_flush_locked(d);
     pthread_mutex_unlock(&d->batch_lock);
     return rc;
 }
@@ -276,6 +302,12 @@ static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, 
 
 int hpl__batch_begin(hpl_context *ctx, hpl__device *d, const hpl__point *waits, int count, VkCommandBuffer *cb)
 {
+    return hpl__batch_begin_after(ctx, d, waits, count, 0, cb);
+}
+
+int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *waits, int count, uint64_t xfer,
+                           VkCommandBuffer *cb)
+{
     if (d->error)
         return hpl__fail(d->error, "device %s failed earlier: %s", d->info.name, hpl_error_string(d->error));
     uint64_t gate = 0;
@@ -283,15 +315,17 @@ int hpl__batch_begin(hpl_context *ctx, hpl__device *d, const hpl__point *waits, 
     if (rc != HPL_OK)
         return rc;
     pthread_mutex_lock(&d->batch_lock);
-    /* A gate holds back all of a submission: what is already recorded goes
+    /* A wait holds back all of a submission: what is already recorded goes
      * first, without it. */
-    if (gate && d->batch)
+    if ((gate || xfer > d->batch_xfer) && d->batch)
         rc = batch_submit(d);
     if (rc == HPL_OK && !d->batch)
         rc = cmd_begin(d, &d->batch);
     if (rc == HPL_OK) {
         if (gate)
             d->batch_gate = gate;
+        if (xfer)
+            d->batch_xfer = xfer;
         /* Orders this operation after everything before it on the device:
          * earlier submissions and earlier operations of this batch. */
         hpl__barrier_all(d->batch->cb);
@@ -354,7 +388,7 @@ void hpl__batch_watched(hpl__device *d)
 {
     pthread_mutex_lock(&d->batch_lock);
     d->flush_watched = false;
-    flush_locked(d); /* an error marks the device; its waiters see it */
+    hpl__batch_flush_locked(d); /* an error marks the device; its waiters see it */
     pthread_mutex_unlock(&d->batch_lock);
 }
 

@@ -158,7 +158,7 @@ static int calibrate_by_submission(hpl__device *d)
     if (!hpl__timestamps_take(d, &pair))
         return HPL_OK; /* every pair in flight: the earlier points serve */
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = d->command_pool,
+                                      .commandPool = d->ring.pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
     VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
@@ -183,7 +183,7 @@ static int calibrate_by_submission(hpl__device *d)
     if (fence)
         vkDestroyFence(d->device, fence, NULL);
     if (cb)
-        vkFreeCommandBuffers(d->device, d->command_pool, 1, &cb);
+        vkFreeCommandBuffers(d->device, d->ring.pool, 1, &cb);
     hpl__timestamps_give(d, pair);
     return rc;
 }

@@ -25,6 +25,7 @@ typedef struct hpl__trace {
 #define HOST_PID 1
 #define DEVICE_PID(d) (2 + (d))
 #define COMPUTE_TID 1
+#define TRANSFER_TID 2
 
 /* ---- JSON ------------------------------------------------------------------ */
 
@@ -94,7 +95,7 @@ typedef struct writer {
     FILE *f;
     uint64_t first, last; /* serials written: [first, last) */
     uint64_t origin;      /* host ns of ts 0 */
-    uint64_t queue_end[HPL__MAX_DEVICES]; /* end of the last host-timed event per device */
+    uint64_t queue_end[2 * HPL__MAX_DEVICES]; /* end of the last host-timed event per device queue */
     bool any;
 } writer;
 
@@ -201,22 +202,25 @@ static void put_event(void *user, const hpl__event *e, uint64_t begin, uint64_t 
     bool host = e->device == HPL__NO_DEVICE;
     if (!host && !e->gpu_time) {
         /* Host times of device work overlap; one queue's track must not. */
-        begin = HPL__MAX(begin, w->queue_end[e->device]);
+        int q = 2 * e->device + e->queue;
+        begin = HPL__MAX(begin, w->queue_end[q]);
         end = HPL__MAX(end, begin);
-        w->queue_end[e->device] = end;
+        w->queue_end[q] = end;
     }
     static const char *const cats[] = {"kernel", "copy", "wait"};
     fputs(w->any ? ",\n{\"name\":" : "\n{\"name\":", f);
     w->any = true;
     put_name(w, e);
     fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%" PRIu32 ",\"ts\":", cats[e->kind],
-            host ? HOST_PID : DEVICE_PID(e->device), host ? e->thread : (uint32_t)COMPUTE_TID);
+            host ? HOST_PID : DEVICE_PID(e->device),
+            host ? e->thread : (uint32_t)(e->queue ? TRANSFER_TID : COMPUTE_TID));
     put_us(f, begin >= w->origin ? begin - w->origin : 0);
     fputs(",\"dur\":", f);
     put_us(f, end >= begin ? end - begin : 0);
     fprintf(f, ",\"args\":{\"seq\":%" PRIu64 ",\"clock\":\"%s\"", e->serial, e->gpu_time ? "gpu" : "host");
     if (!host)
-        fprintf(f, ",\"device\":%d,\"queue\":\"compute\",\"value\":%" PRIu64, e->device, e->value);
+        fprintf(f, ",\"device\":%d,\"queue\":\"%s\",\"value\":%" PRIu64, e->device,
+                e->queue ? "transfer" : "compute", e->value);
     if (e->kind == HPL__EVENT_KERNEL)
         put_kernel_args(w, e);
     else if (e->kind == HPL__EVENT_COPY)
@@ -246,6 +250,10 @@ static void put_track_names(writer *w, const uint32_t *threads, int thread_count
                 DEVICE_PID(d), 1 + d);
         fprintf(f, "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"compute queue\"}}",
                 DEVICE_PID(d), COMPUTE_TID);
+        if (w->ctx->devices[d].xfer.on)
+            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":"
+                       "\"transfer queue\"}}",
+                    DEVICE_PID(d), TRANSFER_TID);
         fputc(d + 1 < w->ctx->device_count ? ',' : ' ', f);
     }
 }

@@ -19,10 +19,15 @@ int hpl__vk_error(VkResult r, const char *what)
 
 VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits)
 {
+    return hpl__queue_submit_on(d, d->queue, count, submits);
+}
+
+VkResult hpl__queue_submit_on(hpl__device *d, VkQueue queue, uint32_t count, const VkSubmitInfo *submits)
+{
     if (d->queue_lock)
-        d->queue_lock(d->queue_lock_user, d->queue);
-    VkResult r = vkQueueSubmit(d->queue, count, submits, VK_NULL_HANDLE);
+        d->queue_lock(d->queue_lock_user, queue);
+    VkResult r = vkQueueSubmit(queue, count, submits, VK_NULL_HANDLE);
     if (d->queue_unlock)
-        d->queue_unlock(d->queue_lock_user, d->queue);
+        d->queue_unlock(d->queue_lock_user, queue);
     return r;
 }

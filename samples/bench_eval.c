@@ -217,6 +217,8 @@ typedef struct vkb {
     bvk_buffer buffer, staging; /* the array; host-visible, for the upload and the final read */
     bvk_axpb k;
     VkCommandBuffer cmd_util, cmd_one, cmd_many;
+    VkSemaphore timeline; /* for vk_timeline_latency */
+    uint64_t timeline_value;
     uint64_t evals_done; /* dispatches run so far */
 } vkb;
 
@@ -224,6 +226,8 @@ static void vk_destroy(vkb *v)
 {
     if (v->d.device) {
         v->d.vk.DeviceWaitIdle(v->d.device);
+        if (v->timeline)
+            v->d.vk.DestroySemaphore(v->d.device, v->timeline, NULL);
         bvk_axpb_destroy(&v->d, &v->k);
         bvk_buffer_destroy(&v->d, &v->staging);
         bvk_buffer_destroy(&v->d, &v->buffer);
@@ -281,6 +285,7 @@ static bool vk_setup(const config *cfg, const hpl_device_info *dev, vkb *v)
                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, &v->staging) ||
         !bvk_axpb_create(&v->d, v->buffer.buffer, &v->k) || !bvk_commands(&v->d, 3, cmds))
         return false;
+    BENCH_VK(bvk_timeline_create(&v->d, &v->timeline));
     v->cmd_util = cmds[0];
     v->cmd_one = cmds[1];
     v->cmd_many = cmds[2];
@@ -300,6 +305,21 @@ static bool vk_latency(vkb *v, int iters, bool spin, double *us)
     double t0 = bench_now_us();
     for (int i = 0; i < iters; i++)
         BENCH_VK(bvk_submit_wait(&v->d, v->cmd_one, spin ? BVK_SPIN : BVK_BLOCK));
+    *us = (bench_now_us() - t0) / iters;
+    v->evals_done += (uint64_t)iters;
+    return true;
+}
+
+/* (a) as hplvk completes work: the submission signals a timeline
+ * semaphore, the host spins on its value (bvk_wait_value, hplvk's wait). */
+static bool vk_timeline_latency(vkb *v, int iters, double *us)
+{
+    double t0 = bench_now_us();
+    for (int i = 0; i < iters; i++) {
+        uint64_t value = ++v->timeline_value;
+        BENCH_VK(bvk_submit(&v->d, v->cmd_one, v->timeline, value, VK_NULL_HANDLE));
+        BENCH_VK(bvk_wait_value(&v->d, v->timeline, value));
+    }
     *us = (bench_now_us() - t0) / iters;
     v->evals_done += (uint64_t)iters;
     return true;
@@ -357,6 +377,7 @@ enum {
     M_H_LAT,    /* (a) hplvk eval + wait */
     M_VK_WAIT,  /* (a) vk submit + vkWaitForFences */
     M_VK_SPIN,  /* (a) vk submit + spin on the fence */
+    M_VK_TL,    /* (a) vk submit signalling a timeline + spin on its value */
     M_H_THR,    /* (b) hplvk evals + finish */
     M_VK_EACH,  /* (b) vk_submit_each */
     M_VK_ONE,   /* (b) vk_one_cmdbuf */
@@ -386,6 +407,7 @@ static void print_table(const config *cfg, const hpl_device_info *dev, uint32_t 
     row("hplvk          hpl_eval + hpl_array_wait", st[M_H_LAT], NULL);
     row("vk_fence_wait  vkQueueSubmit + vkWaitForFences", st[M_VK_WAIT], &st[M_H_LAT]);
     row("vk_fence_spin  vkQueueSubmit + spin on vkGetFenceStatus", st[M_VK_SPIN], &st[M_H_LAT]);
+    row("vk_timeline    vkQueueSubmit + spin on a timeline value", st[M_VK_TL], &st[M_H_LAT]);
     printf("(b) throughput: %d dependent evals, then one wait\n", cfg->evals);
     row("hplvk          hpl_eval x N + hpl_finish", st[M_H_THR], NULL);
     row("vk_submit_each N vkQueueSubmit (barrier+dispatch), 1 fence", st[M_VK_EACH], &st[M_H_THR]);
@@ -455,6 +477,7 @@ int main(int argc, char **argv)
     for (int r = 0; ok && r < cfg.rounds; r++) {
         ok = h_latency(&h, cfg.lat_iters, &m[M_H_LAT][r]) && vk_latency(&v, cfg.lat_iters, false, &m[M_VK_WAIT][r]) &&
              vk_latency(&v, cfg.lat_iters, true, &m[M_VK_SPIN][r]) &&
+             vk_timeline_latency(&v, cfg.lat_iters, &m[M_VK_TL][r]) &&
              h_throughput(&h, cfg.evals, &m[M_H_THR][r], &m[M_H_HOST][r]) &&
              vk_submit_each(&v, cfg.evals, &m[M_VK_EACH][r], &m[M_VK_HOST][r]) &&
              vk_one_cmdbuf(&v, cfg.evals, &m[M_VK_ONE][r]);

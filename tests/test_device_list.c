@@ -4,7 +4,8 @@
  *      only spaces) is refused naming the list; HPLVK_DEVICE_MEMORY_LIMIT
  *      negative, empty, with junk or past 2^64-1 is refused naming the
  *      variable and the value, and a valid one is every device's limit;
- *      HPLVK_ZERO_COPY other than 0/1 is refused. A refused context leaves
+ *      HPLVK_ZERO_COPY other than 0/1, HPLVK_TRANSFER_LANE other than
+ *      auto/off/shared are refused. A refused context leaves
  *      *out untouched.
  *   2. Per-entry zero copy, SELECTOR[:COUNT][+zc]: hpl_device_info.zero_copy
  *      and .replica of every device for lists under AUTO, ON, OFF and
@@ -114,6 +115,15 @@ static void environment(void)
         refused("cpu", HPL_ZERO_COPY_AUTO, HPL_ERROR_INVALID_ARGUMENT, named, "neither 0", named);
     }
     unsetenv("HPLVK_ZERO_COPY");
+
+    static const char *const lanes[] = {"on", "", "Shared", "auto ", "1"};
+    for (size_t i = 0; i < sizeof lanes / sizeof lanes[0]; i++) {
+        setenv("HPLVK_TRANSFER_LANE", lanes[i], 1);
+        char named[64];
+        snprintf(named, sizeof named, "HPLVK_TRANSFER_LANE='%s'", lanes[i]);
+        refused("cpu", HPL_ZERO_COPY_AUTO, HPL_ERROR_INVALID_ARGUMENT, named, "not auto, off or shared", named);
+    }
+    unsetenv("HPLVK_TRANSFER_LANE");
 }
 
 /* ---- 2. per-entry zero copy ----------------------------------------------- */

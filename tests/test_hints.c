@@ -16,6 +16,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define N 256 /* rows */
@@ -55,6 +56,20 @@ static hpl_stats moved(hpl_context *ctx)
     return s;
 }
 
+/* Does the device upload `bytes` in one operation through a transfer lane
+ * (HPLVK_TRANSFER_LANE: "shared" always, "off" never, else where it has a
+ * dedicated transfer queue, from 4 MiB on: hpl_device_stats)? */
+static bool uses_lane(hpl_context *ctx, int device, uint64_t bytes)
+{
+    const char *env = getenv("HPLVK_TRANSFER_LANE");
+    hpl_device_info info;
+    if (!CHECK_OK(hpl_device_get_info(ctx, device, &info)))
+        return false;
+    if (env && !strcmp(env, "shared"))
+        return true;
+    return !(env && !strcmp(env, "off")) && info.dedicated_transfer_queue && bytes >= (4u << 20);
+}
+
 static void expect(const hpl_stats *s, int dev, uint64_t to_device, uint64_t to_host, const char *what)
 {
     const hpl_device_stats *d = &s->device[dev];
@@ -89,10 +104,13 @@ static void prefetch(hpl_context *ctx, hpl_kernel scale)
     host_fill(ctx, a, 1.0f);
     moved(ctx);
 
-    /* To device 1, once. */
+    /* To device 1, once; through the transfer lane where there is one. */
     CHECK_OK(hpl_array_prefetch(ctx, a, 1));
     hpl_stats s = moved(ctx);
     expect(&s, 1, bytes, 0, "prefetch of a host-written array to device 1");
+    uint64_t lane = uses_lane(ctx, 1, bytes) ? 1 : 0;
+    CHECK(s.device[1].transfer_submissions == lane, "prefetch to device 1: %" PRIu64
+          " transfer lane submissions, want %" PRIu64, s.device[1].transfer_submissions, lane);
     expect(&s, 0, 0, 0, "prefetch to device 1 (device 0)");
     CHECK_OK(hpl_array_prefetch(ctx, a, 1));
     s = moved(ctx);
@@ -126,6 +144,35 @@ static void prefetch(hpl_context *ctx, hpl_kernel scale)
     expect(&s, 1, 0, 0, "host read of the prefetched rows");
     if (p)
         expect_rows(p - 40 * M, 40, 72, 1.0f, 3.0f, 0.0f, "rows 40..71 = 3a");
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+}
+
+/* An upload big enough for the transfer lane: 8 MiB to device 0, right
+ * where a kernel then finds it. */
+static void prefetch_big(hpl_context *ctx, hpl_kernel scale)
+{
+    const uint64_t rows = 1024, cols = 2048, bytes = rows * cols * 4;
+    hpl_array a = th_array(ctx, HPL_FLOAT32, rows, cols, 0), b = th_array(ctx, HPL_FLOAT32, rows, cols, 0);
+    float *p = th_access(ctx, a, HPL_WRITE);
+    for (uint64_t i = 0; p && i < rows * cols; i++)
+        p[i] = (float)(i % 1000);
+    moved(ctx);
+    CHECK_OK(hpl_array_prefetch(ctx, a, 0));
+    hpl_stats s = moved(ctx);
+    expect(&s, 0, bytes, 0, "prefetch of 8 MiB to device 0");
+    uint64_t lane = uses_lane(ctx, 0, bytes) ? 1 : 0;
+    CHECK(s.device[0].transfer_submissions == lane, "prefetch of 8 MiB: %" PRIu64
+          " transfer lane submissions, want %" PRIu64, s.device[0].transfer_submissions, lane);
+    /* The kernel finds it there: nothing moves, and it read the right data. */
+    CHECK_OK(hpl_eval(ctx, scale, &(hpl_launch){.device = 0}, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_f32(2), hpl_f32(1))));
+    s = moved(ctx);
+    expect(&s, 0, 0, 0, "eval on device 0 after the big prefetch");
+    const float *q = th_access(ctx, b, HPL_READ);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; q && i < rows * cols; i++)
+        bad += q[i] != 2.0f * (float)(i % 1000) + 1.0f;
+    CHECK(q && bad == 0, "b = 2a + 1 after the big prefetch: %" PRIu64 " wrong", bad);
     CHECK_OK(hpl_array_destroy(ctx, a));
     CHECK_OK(hpl_array_destroy(ctx, b));
 }
@@ -224,6 +271,7 @@ int main(void)
     hpl_context *ctx = th_context_desc(&(hpl_context_desc){.devices = "cpu:2", .zero_copy = HPL_ZERO_COPY_OFF});
     hpl_kernel scale = th_kernel(ctx, scale_src), gen_k = th_kernel(ctx, gen_src);
     prefetch(ctx, scale);
+    prefetch_big(ctx, scale);
     discard(ctx, gen_k, th_kernel(ctx, inc_src));
     evict_discarded();
     errors(ctx);

@@ -566,7 +566,10 @@ static void check_tracks(const trace *t, const hpl_device_info *info, int device
             CHECK(e->pid == 1, "wait seq %llu is on process %d, not the host's", (unsigned long long)e->seq, e->pid);
         } else {
             bool known = e->device >= 0 && e->device < t->devices;
-            CHECK(known && e->pid == t->pid[e->device] && e->tid == 1,
+            /* Track 1: the compute queue; 2: the transfer lane, which takes
+             * uploads only (lib/lane.c). */
+            bool upload = e->cat == 'c' && e->direction && !strcmp(e->direction, "host to device");
+            CHECK(known && e->pid == t->pid[e->device] && (e->tid == 1 || (e->tid == 2 && upload)),
                   "%s seq %llu of device %d is on track %d/%d", e->name, (unsigned long long)e->seq, e->device, e->pid,
                   e->tid);
             CHECK(!known || !t->gpu_timestamps[e->device] || e->gpu,
@@ -579,14 +582,16 @@ static void check_tracks(const trace *t, const hpl_device_info *info, int device
 }
 
 /* One queue's events: values never decrease and intervals never overlap,
- * in submission (record) order. */
+ * in submission (record) order. A device has a compute queue (track 1)
+ * and may have a transfer lane (track 2). */
 static void check_queues(const trace *t)
 {
-    for (int d = 0; d < t->devices; d++) {
+    for (int q = 0; q < 2 * t->devices; q++) {
+        int d = q / 2, tid = 1 + q % 2;
         const event *prev = NULL;
         for (int i = 0; i < t->count; i++) {
             const event *e = &t->ev[i];
-            if (e->device != d)
+            if (e->device != d || e->tid != tid)
                 continue;
             if (prev) {
                 CHECK(e->value >= prev->value, "device %d: seq %llu has value %llu after value %llu", d,

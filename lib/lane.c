@@ -1,0 +1,169 @@
+/* The transfer lane: uploads (host storage -> device buffers) on the
+ * device's dedicated transfer queue, so that the copy engine fills the
+ * next chunk while the compute queue runs kernels. Each upload is its own
+ * submission on the lane's timeline, after the compute work it must follow
+ * (a wait on the compute timeline: same VkDevice, no host in between); the
+ * operation that reads it waits on the lane's timeline in its compute
+ * submission (hpl__batch_begin_after). Coherence never sees lane points:
+ * the operation's compute point comes after its uploads.
+ *
+ * HPLVK_TRANSFER_LANE: "auto" (default; a lane where the device has a
+ * dedicated transfer queue), "off", or "shared" (a lane with its own
+ * timeline on the compute queue itself: no overlap, but every path of the
+ * lane runs, for tests on devices with one queue). */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum lane_mode { LANE_AUTO, LANE_OFF, LANE_SHARED } lane_mode;
+
+static int lane_mode_of(lane_mode *mode)
+{
+    const char *env = getenv("HPLVK_TRANSFER_LANE");
+    *mode = LANE_AUTO;
+    if (!env || !strcmp(env, "auto"))
+        return HPL_OK;
+    if (!strcmp(env, "off"))
+        *mode = LANE_OFF;
+    else if (!strcmp(env, "shared"))
+        *mode = LANE_SHARED;
+    else
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "HPLVK_TRANSFER_LANE='%.40s' is not auto, off or shared", env);
+    return HPL_OK;
+}
+
+/* Timestamps must mean the same on both queues: the event log times
+ * uploads on the lane with the device's one query pool. */
+static bool timestamps_match(const hpl__device *d, uint32_t family)
+{
+    VkQueueFamilyProperties qf[HPL_MAX_QUEUE_FAMILIES];
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(d->physical, &n, NULL);
+    n = HPL__MIN(n, HPL_MAX_QUEUE_FAMILIES);
+    vkGetPhysicalDeviceQueueFamilyProperties(d->physical, &n, qf);
+    return family < n && d->queue_family < n && qf[family].timestampValidBits == qf[d->queue_family].timestampValidBits;
+}
+
+static int create_timeline(hpl__device *d, VkSemaphore *out)
+{
+    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+    VkResult r = vkCreateSemaphore(d->device, &ci, NULL, out);
+    return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateSemaphore (transfer lane)");
+}
+
+int hpl__lane_open(hpl__device *d)
+{
+    hpl__lane *l = &d->xfer;
+    lane_mode mode;
+    int rc = lane_mode_of(&mode);
+    if (rc != HPL_OK || mode == LANE_OFF)
+        return rc;
+    if (mode == LANE_SHARED) {
+        l->queue = d->queue;
+        l->family = d->queue_family;
+        l->shared = true;
+    } else if (d->transfer_queue && timestamps_match(d, d->transfer_family)) {
+        l->queue = d->transfer_queue;
+        l->family = d->transfer_family;
+    } else {
+        return HPL_OK;
+    }
+    VkCommandPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                  .queueFamilyIndex = l->family};
+    VkResult r = vkCreateCommandPool(d->device, &ci, NULL, &l->ring.pool);
+    rc = r == VK_SUCCESS ? create_timeline(d, &l->timeline) : hpl__vk_error(r, "vkCreateCommandPool (transfer lane)");
+    l->on = rc == HPL_OK;
+    return rc;
+}
+
+void hpl__lane_close(hpl__device *d)
+{
+    hpl__lane *l = &d->xfer;
+    hpl__ring_destroy(d->device, &l->ring);
+    if (l->timeline)
+        vkDestroySemaphore(d->device, l->timeline, NULL);
+    memset(l, 0, sizeof *l);
+}
+
+static uint64_t lane_completed(hpl__device *d)
+{
+    uint64_t value = 0;
+    if (d->semaphore_lock)
+        pthread_mutex_lock(d->semaphore_lock);
+    VkResult r = vkGetSemaphoreCounterValue(d->device, d->xfer.timeline, &value);
+    if (d->semaphore_lock)
+        pthread_mutex_unlock(d->semaphore_lock);
+    return r == VK_SUCCESS ? value : 0;
+}
+
+int hpl__lane_begin(hpl__device *d, VkCommandBuffer *cb)
+{
+    pthread_mutex_lock(&d->batch_lock);
+    hpl__cmd *cmd = NULL;
+    int rc = hpl__ring_begin(d->device, &d->xfer.ring, lane_completed(d), &cmd);
+    pthread_mutex_unlock(&d->batch_lock);
+    if (rc != HPL_OK)
+        return rc;
+    /* Orders these copies after the lane's earlier ones (same regions); a
+     * transfer queue knows only the transfer stage. */
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    vkCmdPipelineBarrier(cmd->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &b, 0, NULL, 0,
+                         NULL);
+    *cb = cmd->cb;
+    d->xfer.open = cmd;
+    return HPL_OK;
+}
+
+int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t *value)
+{
+    hpl__lane *l = &d->xfer;
+    hpl__cmd *cmd = l->open;
+    l->open = NULL;
+    VkResult r = vkEndCommandBuffer(cmd->cb);
+    if (r != VK_SUCCESS) {
+        cmd->value = 0;
+        return hpl__vk_error(r, "vkEndCommandBuffer (transfer lane)");
+    }
+    pthread_mutex_lock(&d->batch_lock);
+    /* The compute work it follows must be on the queue first. */
+    int rc = after > d->submitted ? hpl__batch_flush_locked(d) : HPL_OK;
+    uint64_t signal = l->submitted + 1;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                        .waitSemaphoreValueCount = after ? 1 : 0,
+                                        .pWaitSemaphoreValues = &after,
+                                        .signalSemaphoreValueCount = 1,
+                                        .pSignalSemaphoreValues = &signal};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .pNext = &ti,
+                       .waitSemaphoreCount = after ? 1 : 0,
+                       .pWaitSemaphores = &d->timeline,
+                       .pWaitDstStageMask = &stage,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &cmd->cb,
+                       .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &l->timeline};
+    if (rc == HPL_OK) {
+        r = hpl__queue_submit_on(d, l->queue, 1, &si);
+        if (r != VK_SUCCESS) {
+            d->error = HPL_ERROR_DEVICE_LOST;
+            rc = hpl__vk_error(r, "vkQueueSubmit (transfer lane)");
+        }
+    }
+    if (rc == HPL_OK) {
+        l->submitted = signal;
+        cmd->value = signal;
+        d->stats.transfer_submissions++;
+        *value = signal;
+    } else {
+        cmd->value = 0;
+    }
+    pthread_mutex_unlock(&d->batch_lock);
+    return rc;
+}
