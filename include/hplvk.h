@@ -515,7 +515,9 @@ HPL_API int hpl_subarray_get(hpl_context *ctx, hpl_array parent, int index, hpl_
  * What the coherence engine moved, per device, since the context was made
  * or the last hpl_stats_reset(). A copy between two devices counts as
  * to_host on the source and to_device on the destination (it goes through
- * the host). Zero-copy devices move nothing. */
+ * the host); a large one moves in chunks (HPLVK_EXCHANGE_CHUNK, chapter 8),
+ * each a copy and an operation of its own on both devices. Zero-copy
+ * devices move nothing. */
 
 typedef struct hpl_device_stats {
     uint64_t to_device_bytes, to_device_count; /* host -> device */
@@ -907,6 +909,20 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * HPLVK_ZERO_COPY=0/1  zero copy off / on for every device sharing memory
  *                      with the host, when hpl_context_desc.zero_copy is
  *                      AUTO; other values make hpl_context_create fail.
+ * HPLVK_EXCHANGE_CHUNK bytes per chunk of a transfer between two devices
+ *                      (through the host: the source copies chunk k+1 out
+ *                      while the destination copies chunk k in), same syntax
+ *                      as HPLVK_DEVICE_MEMORY_LIMIT: transfers larger than
+ *                      it go in chunks of that size; "0" never cuts them.
+ *                      Unset: transfers of 8 MiB or more go in 8 or more
+ *                      chunks of 2 to 16 MiB. A malformed value makes
+ *                      hpl_context_create fail.
+ * HPLVK_PEER_SEMAPHORES=0  every wait of one device for another goes
+ *                      through the progress thread. Otherwise logical
+ *                      devices of one GPU whose driver shares timeline
+ *                      semaphores (VK_KHR_external_semaphore_fd) wait on
+ *                      each other's timeline directly (never with
+ *                      validation on).
  * HPLVK_TRACE=FILE     record a trace of the whole life of every context
  *                      (chapter 9), written by hpl_context_destroy: the
  *                      process's first context writes FILE, the next ones

@@ -93,6 +93,8 @@ static int prepare_binding(hpl__op *op, hpl__binding *b)
     int dev = op->device->index, rc = HPL_OK;
     if (b->reads && !hpl__coherence_plan_read(c, b->slot, &b->read, &b->plan))
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    /* Large pieces from another device go now, chunked and pipelined. */
+    rc = hpl__exchange_plan(ctx, b->root, &b->plan);
     for (int i = 0; rc == HPL_OK && i < b->plan.count; i++) {
         const hpl__transfer *t = &b->plan.steps[i];
         if (t->dst == HPL__HOST)

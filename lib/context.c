@@ -164,6 +164,8 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
         rc = desc->vulkan ? hpl__devices_adopt(ctx, desc->vulkan) : hpl__devices_open(ctx, spec);
     if (rc == HPL_OK)
         rc = hpl__devices_configure(ctx, desc);
+    if (rc == HPL_OK)
+        rc = hpl__exchange_configure(ctx);
     for (int i = 0; rc == HPL_OK && ctx->validation && i < ctx->device_count; i++)
         ctx->devices[i].semaphore_lock = &ctx->semaphore_lock;
     if (rc == HPL_OK)

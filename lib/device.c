@@ -199,10 +199,12 @@ static int create_logical(hpl__device *d, uint32_t compute_family, int transfer_
     enable.features.shaderInt64 = supported.features.shaderInt64;
     enable.features.shaderInt16 = supported.features.shaderInt16;
 
-    const char *extensions[2];
+    const char *extensions[3];
     uint32_t ext_count = 0;
     if (d->info.host_import)
         extensions[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    if (d->peer_export) /* peer.c: other devices of this GPU wait on its timeline */
+        extensions[ext_count++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
     /* The event log's GPU timestamps (timestamps.c). */
     d->timestamps.host_reset = v12.hostQueryReset;
     d->timestamps.calibrated_ext = has_extension(d->physical, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
@@ -228,9 +230,13 @@ static int create_logical(hpl__device *d, uint32_t compute_family, int transfer_
     return HPL_OK;
 }
 
-static int create_timeline(hpl__device *d, VkSemaphore *out)
+static int create_timeline(hpl__device *d, bool exportable, VkSemaphore *out)
 {
+    /* peer.c imports an exportable one into the other devices of its GPU. */
+    VkExportSemaphoreCreateInfo export = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                          .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
     VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .pNext = exportable ? &export : NULL,
                                       .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
     VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
     VkResult r = vkCreateSemaphore(d->device, &ci, NULL, out);
@@ -365,10 +371,10 @@ int hpl__device_setup(hpl_context *ctx, hpl__device *d)
     if (rc == HPL_OK) {
         query_import(d);
         hpl__timestamps_open(ctx, d);
-        rc = create_timeline(d, &d->timeline);
+        rc = create_timeline(d, d->peer_export, &d->timeline);
     }
     if (rc == HPL_OK)
-        rc = create_timeline(d, &d->gate);
+        rc = create_timeline(d, false, &d->gate);
     if (rc == HPL_OK) {
         VkCommandPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
@@ -413,8 +419,11 @@ int hpl__devices_open(hpl_context *ctx, const char *spec)
         ctx->device_count = i + 1; /* so that close cleans up a half-open device */
         pthread_mutex_init(&ctx->devices[i].batch_lock, NULL);
         ctx->devices[i].batch_lock_made = true;
+        ctx->devices[i].peer_export = hpl__peer_wanted(ctx, entries, count, i);
         rc = open_device(ctx, &ctx->devices[i], i, &entries[i]);
     }
+    if (rc == HPL_OK)
+        hpl__peers_open(ctx);
     return rc;
 }
 
@@ -461,6 +470,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
 
 void hpl__devices_close(hpl_context *ctx)
 {
+    hpl__peers_close(ctx); /* imported timelines go before any device */
     for (int i = 0; i < ctx->device_count; i++)
         close_device(ctx, &ctx->devices[i]);
     ctx->device_count = 0;

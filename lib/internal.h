@@ -110,6 +110,11 @@ typedef struct hpl__device {
      * device waits for on other devices is done. */
     VkSemaphore gate;
     uint64_t gate_requested;
+    /* Peer timelines (peer.c): other devices' timelines imported here, so
+     * that work waits on them directly, with no progress thread between. */
+    bool peer_export;                      /* its own timeline can be exported (opaque fd) */
+    VkSemaphore peer[HPL__MAX_DEVICES];    /* device i's timeline, or VK_NULL_HANDLE */
+    uint64_t batch_peer[HPL__MAX_DEVICES]; /* value of peer[i] the open batch waits for; 0: none */
 
     hpl__ring ring; /* of the compute queue */
     hpl__lane xfer;
@@ -291,6 +296,7 @@ struct hpl_context {
     bool events_on;
     struct hpl__events *events;
     struct hpl__trace *trace; /* trace.c: the trace being recorded, or NULL */
+    uint64_t exchange_chunk;  /* exchange.c: HPLVK_EXCHANGE_CHUNK bytes; UINT64_MAX: unset */
 };
 
 /* Keeps the first asynchronous error since the last hpl_finish (which
@@ -323,6 +329,21 @@ void hpl__device_describe(hpl_context *ctx, hpl__device *d, int index, int physi
  * d->device, its queue and d->features are set, makes hplvk's objects on it
  * (timelines, command pool, layouts, pipeline cache, memory types). */
 int hpl__device_setup(hpl_context *ctx, hpl__device *d);
+
+/* peer.c: devices waiting on each other's timelines directly */
+struct hpl__devspec_entry;
+/* Should device i of the list make its timeline exportable (another entry
+ * opens the same physical device, its driver shares timelines as opaque fds,
+ * validation is off, HPLVK_PEER_SEMAPHORES is not 0)? Before it is made. */
+bool hpl__peer_wanted(const hpl_context *ctx, const struct hpl__devspec_entry *entries, int count, int i);
+/* Once every device exists: imports each exportable timeline into the other
+ * devices of its physical device (hpl__device.peer). Failures leave a pair
+ * on the gate. */
+void hpl__peers_open(hpl_context *ctx);
+/* Destroys the imports (each device idle first); before the devices go. */
+void hpl__peers_close(hpl_context *ctx);
+/* How many other devices' timelines `device` waits on directly. */
+int hpl__peer_count(const hpl_context *ctx, int device);
 
 /* interop.c: opens the application's devices (hpl_context_desc.vulkan) as
  * the context's devices, after checking what hplvk needs. */
@@ -542,6 +563,27 @@ bool hpl__reduce_supported(const hpl__device *d, hpl_type type);
  * work-group of 256) in partials[first .. first + groups), asynchronously. */
 int hpl__reduce_on_device(hpl_context *ctx, hpl__array *root, const hpl__box *box, int device, hpl__array *partials,
                           uint64_t first, uint32_t groups, hpl_reduction op);
+
+/* exchange.c: device -> device through the host, chunked and pipelined */
+/* Reads HPLVK_EXCHANGE_CHUNK (context creation). */
+int hpl__exchange_configure(hpl_context *ctx);
+/* The chunk size of a device -> device transfer of `bytes`; 0: it goes
+ * whole. */
+uint64_t hpl__exchange_chunk_bytes(const hpl_context *ctx, uint64_t bytes);
+/* Runs the large device -> device pieces of plan (a step from a device
+ * buffer to the host followed by one from the host to another device's
+ * buffer, of the same region) at once, in chunks: for each, a copy on the
+ * source device and a copy on the destination device that waits for it
+ * only, each its own submission. Records them in root's coherence state and
+ * statistics and removes them from plan; the destination's later work
+ * follows on its queue. */
+int hpl__exchange_plan(hpl_context *ctx, hpl__array *root, hpl__transfer_plan *plan);
+/* Calls fn with region cut into chunks of at most max elements, in order,
+ * each the union of pieces of region's boxes: groups of whole planes of a
+ * box, else groups of whole rows of one plane, else runs of one row. Stops
+ * at fn's first error and returns it. */
+typedef int (*hpl__chunk_fn)(void *user, const hpl__region *chunk);
+int hpl__region_chunks(const hpl__region *region, uint64_t max, hpl__chunk_fn fn, void *user);
 
 /* kernel.c */
 int hpl__kernel_get(hpl_context *ctx, hpl_kernel handle, hpl__kernel **out);

@@ -7,7 +7,8 @@
  * one submission: at once when the device is idle, else when the device
  * idles (the progress thread flushes it), when the batch is full, when a
  * host wait or another device needs its work, or when an operation must
- * wait for another device (a gate holds back the whole submission). Every
+ * wait for another device (a gate, or that device's timeline where this one
+ * imported it (peer.c), holds back the whole submission). Every
  * operation of a batch gets the timeline value the batch will signal.
  * Nothing here waits inside eval: a command buffer still in flight is never
  * waited for, a new one is made. */
@@ -173,6 +174,9 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
 {
     hpl__cmd *cmd = d->batch;
     uint64_t gate_value = d->batch_gate, xfer_value = d->batch_xfer;
+    uint64_t peer_values[HPL__MAX_DEVICES];
+    memcpy(peer_values, d->batch_peer, sizeof peer_values);
+    memset(d->batch_peer, 0, sizeof d->batch_peer);
     d->batch = NULL;
     d->batch_gate = 0;
     d->batch_xfer = 0;
@@ -186,10 +190,9 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
         return hpl__vk_error(r, "vkEndCommandBuffer");
     }
     uint64_t signal = d->submitted + 1;
-    VkPipelineStageFlags stages[3] = {VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                                      VK_PIPELINE_STAGE_ALL_COMMANDS_BIT};
-    VkSemaphore waits[3];
-    uint64_t values[3];
+    VkPipelineStageFlags stages[3 + HPL__MAX_DEVICES];
+    VkSemaphore waits[3 + HPL__MAX_DEVICES];
+    uint64_t values[3 + HPL__MAX_DEVICES];
     uint32_t n = 0;
     if (gate_value) {
         waits[n] = d->gate;
@@ -199,10 +202,18 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
         waits[n] = d->xfer.timeline;
         values[n++] = xfer_value;
     }
+    for (int i = 0; i < HPL__MAX_DEVICES; i++) {
+        if (peer_values[i]) { /* another device's timeline, imported (peer.c) */
+            waits[n] = d->peer[i];
+            values[n++] = peer_values[i];
+        }
+    }
     if (external) {
         waits[n] = external;
         values[n++] = external_value;
     }
+    for (uint32_t i = 0; i < n; i++)
+        stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                         .waitSemaphoreValueCount = n,
                                         .pWaitSemaphoreValues = values,
@@ -273,22 +284,33 @@ static int flush_for(hpl_context *ctx, const hpl__point *points, int count)
 
 /* The gate value d's next work must wait for so that every point of
  * another device is reached first: 0 when all are on d (queue order covers
- * them) or done. Requests it from the progress thread. */
-static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value)
+ * them), done, or in *direct. Requests it from the progress thread. Points
+ * on devices whose timeline d imported go to *direct (one per device; d
+ * waits on those timelines themselves). */
+static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value,
+                    hpl__point *direct, int *direct_count)
 {
     hpl__point foreign[HPL__MAX_DEVICES];
     int n = 0;
+    *direct_count = 0;
     for (int i = 0; i < count; i++) {
         if (points[i].device == d->index || points[i].value == 0)
             continue; /* same queue: submission order and the barrier cover it */
         if (hpl__device_completed(&ctx->devices[points[i].device]) >= points[i].value)
             continue; /* already done */
-        n = hpl__points_add(foreign, n, points[i]);
+        /* Peer timelines (peer.c): a foreign point on a device whose
+         * timeline d imported is waited on directly, no host thread in
+         * between. Its work must be submitted all the same (flushed below). */
+        if (d->peer[points[i].device])
+            *direct_count = hpl__points_add(direct, *direct_count, points[i]);
+        else
+            n = hpl__points_add(foreign, n, points[i]);
     }
     *gate_value = 0;
-    if (n == 0)
-        return HPL_OK;
-    int rc = flush_for(ctx, foreign, n);
+    int rc = flush_for(ctx, direct, *direct_count);
+    if (rc != HPL_OK || n == 0)
+        return rc;
+    rc = flush_for(ctx, foreign, n);
     if (rc != HPL_OK)
         return rc;
     uint64_t value = d->gate_requested + 1;
@@ -311,13 +333,15 @@ int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *w
     if (d->error)
         return hpl__fail(d->error, "device %s failed earlier: %s", d->info.name, hpl_error_string(d->error));
     uint64_t gate = 0;
-    int rc = gate_for(ctx, d, waits, count, &gate);
+    hpl__point direct[HPL__MAX_DEVICES];
+    int ndirect = 0;
+    int rc = gate_for(ctx, d, waits, count, &gate, direct, &ndirect);
     if (rc != HPL_OK)
         return rc;
     pthread_mutex_lock(&d->batch_lock);
-    /* A wait holds back all of a submission: what is already recorded goes
-     * first, without it. */
-    if ((gate || xfer > d->batch_xfer) && d->batch)
+    /* A wait (gate, peer or transfer lane) holds back all of a submission:
+     * what is already recorded goes first, without it. */
+    if ((gate || ndirect || xfer > d->batch_xfer) && d->batch)
         rc = batch_submit(d);
     if (rc == HPL_OK && !d->batch)
         rc = cmd_begin(d, &d->batch);
@@ -326,6 +350,8 @@ int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *w
             d->batch_gate = gate;
         if (xfer)
             d->batch_xfer = xfer;
+        for (int i = 0; i < ndirect; i++)
+            d->batch_peer[direct[i].device] = direct[i].value;
         /* Orders this operation after everything before it on the device:
          * earlier submissions and earlier operations of this batch. */
         hpl__barrier_all(d->batch->cb);
