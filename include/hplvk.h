@@ -915,7 +915,8 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *                      as HPLVK_DEVICE_MEMORY_LIMIT: transfers larger than
  *                      it go in chunks of that size; "0" never cuts them.
  *                      Unset: transfers of 8 MiB or more go in 8 or more
- *                      chunks of 2 to 16 MiB. A malformed value makes
+ *                      chunks of 2 to 16 MiB, except between two CPU
+ *                      devices (whole). A malformed value makes
  *                      hpl_context_create fail.
  * HPLVK_PEER_SEMAPHORES=0  every wait of one device for another goes
  *                      through the progress thread. Otherwise logical

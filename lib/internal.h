@@ -567,9 +567,10 @@ int hpl__reduce_on_device(hpl_context *ctx, hpl__array *root, const hpl__box *bo
 /* exchange.c: device -> device through the host, chunked and pipelined */
 /* Reads HPLVK_EXCHANGE_CHUNK (context creation). */
 int hpl__exchange_configure(hpl_context *ctx);
-/* The chunk size of a device -> device transfer of `bytes`; 0: it goes
- * whole. */
-uint64_t hpl__exchange_chunk_bytes(const hpl_context *ctx, uint64_t bytes);
+/* The chunk size of a transfer of `bytes` from device a to device b; 0: it
+ * goes whole. */
+uint64_t hpl__exchange_chunk_bytes(const hpl_context *ctx, const hpl__device *a, const hpl__device *b,
+                                   uint64_t bytes);
 /* Runs the large device -> device pieces of plan (a step from a device
  * buffer to the host followed by one from the host to another device's
  * buffer, of the same region) at once, in chunks: for each, a copy on the

@@ -285,36 +285,40 @@ static int flush_for(hpl_context *ctx, const hpl__point *points, int count)
 /* The gate value d's next work must wait for so that every point of
  * another device is reached first: 0 when all are on d (queue order covers
  * them), done, or in *direct. Requests it from the progress thread. Points
- * on devices whose timeline d imported go to *direct (one per device; d
- * waits on those timelines themselves). */
+ * on devices whose timeline d imported go to *direct instead (one per
+ * device): d waits on those timelines themselves. */
 static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value,
                     hpl__point *direct, int *direct_count)
 {
     hpl__point foreign[HPL__MAX_DEVICES];
     int n = 0;
-    *direct_count = 0;
     for (int i = 0; i < count; i++) {
         if (points[i].device == d->index || points[i].value == 0)
             continue; /* same queue: submission order and the barrier cover it */
         if (hpl__device_completed(&ctx->devices[points[i].device]) >= points[i].value)
             continue; /* already done */
-        /* Peer timelines (peer.c): a foreign point on a device whose
-         * timeline d imported is waited on directly, no host thread in
-         * between. Its work must be submitted all the same (flushed below). */
-        if (d->peer[points[i].device])
-            *direct_count = hpl__points_add(direct, *direct_count, points[i]);
-        else
-            n = hpl__points_add(foreign, n, points[i]);
+        n = hpl__points_add(foreign, n, points[i]);
     }
     *gate_value = 0;
-    int rc = flush_for(ctx, direct, *direct_count);
-    if (rc != HPL_OK || n == 0)
-        return rc;
-    rc = flush_for(ctx, foreign, n);
+    *direct_count = 0;
+    if (n == 0)
+        return HPL_OK;
+    int rc = flush_for(ctx, foreign, n);
     if (rc != HPL_OK)
         return rc;
+    /* Peer timelines (peer.c): a foreign point on a device whose timeline d
+     * imported is waited on directly, no host thread in between. */
+    int gated = 0;
+    for (int i = 0; i < n; i++) {
+        if (d->peer[foreign[i].device])
+            direct[(*direct_count)++] = foreign[i];
+        else
+            foreign[gated++] = foreign[i];
+    }
+    if (gated == 0)
+        return HPL_OK;
     uint64_t value = d->gate_requested + 1;
-    rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_GATE, d->index, value, foreign, n);
+    rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_GATE, d->index, value, foreign, gated);
     if (rc == HPL_OK) {
         d->gate_requested = value;
         *gate_value = value;

@@ -5,7 +5,9 @@
  * way per chunk (the copy counts), one operation per chunk on device 1, and
  * device 1's chunk copies in submissions of their own (each waits for its
  * chunk on device 0 only, so they cannot share one; a chunk already done on
- * device 0 may join the one before, so only "several" is asserted).
+ * device 0 may join the one before, so only "several" is asserted). By
+ * default two CPU devices (Lavapipe) move it whole (no gain on one memory
+ * bus): that is checked, and HPLVK_EXCHANGE_CHUNK=4M then cuts it.
  *
  * With HPLVK_EXCHANGE_CHUNK small enough to cut everything, chunk edges are
  * checked against the host in 1-D, 2-D and 3-D arrays (groups of whole
@@ -98,6 +100,16 @@ static hpl_device_stats stats_of(hpl_context *ctx, int device)
     hpl_stats s = {0};
     CHECK_OK(hpl_stats_get(ctx, &s));
     return s.device[device];
+}
+
+/* Are devices 0 and 1 both CPU devices (which do not cut transfers unless
+ * HPLVK_EXCHANGE_CHUNK says so: no gain on one memory bus)? */
+static bool both_cpus(hpl_context *ctx)
+{
+    hpl_device_info i0, i1;
+    CHECK_OK(hpl_device_get_info(ctx, 0, &i0));
+    CHECK_OK(hpl_device_get_info(ctx, 1, &i1));
+    return (i0.type & HPL_DEVICE_CPU) && (i1.type & HPL_DEVICE_CPU);
 }
 
 /* Do devices 0 and 1 keep separate copies (so that data moves)? */
@@ -216,9 +228,12 @@ static void check_moved(hpl_context *ctx, const xcase *c, uint64_t view_bytes)
         CHECK(s0.to_host_count == want, "%s: %" PRIu64 " chunks, want %" PRIu64, c->what, s0.to_host_count, want);
     }
     /* Every chunk an operation of its own, then the kernel (with the copy
-     * from the host of the host's block). */
-    CHECK(s1.operations == s0.to_host_count + 1, "%s: %" PRIu64 " operations on device 1 for %" PRIu64
-          " chunks and a kernel", c->what, s1.operations, s0.to_host_count);
+     * from the host of the host's block); a transfer that goes whole is
+     * copied in by the kernel's operation. */
+    bool whole = !c->chunk && both_cpus(ctx);
+    uint64_t ops = whole ? 1 : s0.to_host_count + 1;
+    CHECK(s1.operations == ops, "%s: %" PRIu64 " operations on device 1 for %" PRIu64 " chunks and a kernel, want %"
+          PRIu64, c->what, s1.operations, s0.to_host_count, ops);
     th_note("%s: %" PRIu64 " bytes in %" PRIu64 " chunks; device 1: %" PRIu64 " operations in %" PRIu64
             " submissions",
             c->what, crossed, s0.to_host_count, s1.operations, s1.submissions);
@@ -297,6 +312,11 @@ static void large(hpl_context *ctx, const kernels *k, uint64_t chunk, const char
     hpl_device_stats s0 = stats_of(ctx, 0), s1 = stats_of(ctx, 1);
     if (!separate_memories(ctx))
         return;
+    if (!chunk && both_cpus(ctx)) {
+        CHECK(s0.to_host_count == 1, "%s: between CPU devices 48 MiB went in %" PRIu64 " pieces, want 1 by default",
+              what, s0.to_host_count);
+        return;
+    }
     CHECK(s0.to_host_count >= 2, "%s: 48 MiB went in %" PRIu64 " piece(s), not in chunks", what, s0.to_host_count);
     /* Each chunk's copy on device 1 waits for its own chunk on device 0. */
     CHECK(s1.submissions >= 2, "%s: device 1 took %" PRIu64 " chunks in %" PRIu64 " submission(s)", what,
@@ -323,10 +343,13 @@ static void quiet_log(void *user, hpl_log_level level, const char *message)
     CHECK(level < HPL_LOG_WARNING, "unexpected message: %s", message ? message : "");
 }
 
-/* A context without validation (where peer timelines may be used). */
-static hpl_context *context_unvalidated(const char *devices)
+/* A context without validation (where peer timelines may be used); chunk:
+ * HPLVK_EXCHANGE_CHUNK, or NULL. */
+static hpl_context *context_unvalidated(const char *devices, const char *chunk)
 {
     char buf[256];
+    if (chunk)
+        setenv("HPLVK_EXCHANGE_CHUNK", chunk, 1);
     const char *validation = getenv("HPLVK_VALIDATION");
     char *saved = validation ? strdup(validation) : NULL;
     unsetenv("HPLVK_VALIDATION");
@@ -336,6 +359,7 @@ static hpl_context *context_unvalidated(const char *devices)
     if (saved)
         setenv("HPLVK_VALIDATION", saved, 1);
     free(saved);
+    unsetenv("HPLVK_EXCHANGE_CHUNK");
     return ctx;
 }
 
@@ -356,7 +380,8 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
     unsetenv("HPLVK_EXCHANGE_CHUNK"); /* the cases choose their chunks */
 
-    /* The default policy, then forced chunks of 4 MiB: 12 exactly. */
+    /* The default policy (whole between two CPU devices, else chunks), then
+     * forced chunks of 4 MiB: 12 exactly. */
     hpl_context *ctx = th_context("cpu:2");
     kernels k = make_kernels(ctx);
     large(ctx, &k, 0, "48 MiB, default chunks");
@@ -397,12 +422,19 @@ int main(void)
 
     /* Without validation: the default policy, waits on peer timelines
      * where the devices allow it. */
-    ctx = context_unvalidated("cpu:3");
+    ctx = context_unvalidated("cpu:3", NULL);
     k = make_kernels(ctx);
     large(ctx, &k, 0, "48 MiB without validation");
     stencil(ctx, &k, 96, 2048, 20, "stencil over 3 devices without validation");
     CHECK_OK(hpl_finish(ctx));
+    bool cpus = both_cpus(ctx);
     hpl_context_destroy(ctx);
+    if (cpus) { /* they do not cut by default: in chunks of 4 MiB */
+        ctx = context_unvalidated("cpu:2", "4M");
+        k = make_kernels(ctx);
+        large(ctx, &k, (4u << 20) / 4, "48 MiB in 4 MiB chunks without validation");
+        hpl_context_destroy(ctx);
+    }
     malformed_chunk();
     th_note("peer timelines (devices waiting on each other's timelines directly): %s",
             peer_line ? "used" : "not offered by these devices");

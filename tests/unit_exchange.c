@@ -5,9 +5,10 @@
  *     overlap, none is empty or over the size; a one-box region gives as
  *     many chunks as its pieces (whole planes, else rows of one plane, else
  *     pieces of one row); an error of the callback stops the cut;
- *   - the chunk-size policy (hpl__exchange_chunk_bytes), default and forced;
+ *   - the chunk-size policy (hpl__exchange_chunk_bytes), default (never
+ *     between two CPU devices) and forced;
  *   - on "cpu:2" with the event log on, a 16 MiB transfer from device 0 to
- *     device 1: one copy to the host per chunk on device 0 and one from the
+ *     device 1 in chunks of 2 MiB (HPLVK_EXCHANGE_CHUNK): one copy to the host per chunk on device 0 and one from the
  *     host per chunk on device 1, in chunk order, sizes adding up; device
  *     1's copy of a chunk runs after device 0's copy of it ends (within the
  *     timestamps' conversion error). Whether device 1's first copy started
@@ -139,19 +140,27 @@ static void random_regions(void)
 static void policy(void)
 {
     static hpl_context fake; /* only exchange_chunk is read */
+    static hpl__device gpu, cpu; /* only info.type is read */
+    gpu.info.type = HPL_DEVICE_DISCRETE_GPU;
+    cpu.info.type = HPL_DEVICE_CPU;
     const uint64_t M = 1u << 20;
     fake.exchange_chunk = UINT64_MAX;
-    CHECK(hpl__exchange_chunk_bytes(&fake, 64 * 1024) == 0, "64 KiB is not cut");
-    CHECK(hpl__exchange_chunk_bytes(&fake, 8 * M - 1) == 0, "just under 8 MiB is not cut");
-    CHECK(hpl__exchange_chunk_bytes(&fake, 8 * M) == 2 * M, "8 MiB: 2 MiB chunks");
-    CHECK(hpl__exchange_chunk_bytes(&fake, 16 * M) == 2 * M, "16 MiB: 2 MiB chunks");
-    CHECK(hpl__exchange_chunk_bytes(&fake, 64 * M) == 8 * M, "64 MiB: 8 MiB chunks");
-    CHECK(hpl__exchange_chunk_bytes(&fake, 1024 * M) == 16 * M, "1 GiB: 16 MiB chunks");
+    CHECK(hpl__exchange_chunk_bytes(&fake, &gpu, &gpu, 64 * 1024) == 0, "64 KiB is not cut");
+    CHECK(hpl__exchange_chunk_bytes(&fake, &gpu, &gpu, 8 * M - 1) == 0, "just under 8 MiB is not cut");
+    CHECK(hpl__exchange_chunk_bytes(&fake, &gpu, &gpu, 8 * M) == 2 * M, "8 MiB: 2 MiB chunks");
+    CHECK(hpl__exchange_chunk_bytes(&fake, &gpu, &gpu, 16 * M) == 2 * M, "16 MiB: 2 MiB chunks");
+    CHECK(hpl__exchange_chunk_bytes(&fake, &gpu, &gpu, 64 * M) == 8 * M, "64 MiB: 8 MiB chunks");
+    CHECK(hpl__exchange_chunk_bytes(&fake, &gpu, &gpu, 1024 * M) == 16 * M, "1 GiB: 16 MiB chunks");
+    CHECK(hpl__exchange_chunk_bytes(&fake, &cpu, &gpu, 64 * M) == 8 * M &&
+              hpl__exchange_chunk_bytes(&fake, &gpu, &cpu, 64 * M) == 8 * M,
+          "64 MiB between a CPU and a GPU: 8 MiB chunks");
+    CHECK(hpl__exchange_chunk_bytes(&fake, &cpu, &cpu, 1024 * M) == 0, "between two CPU devices: never cut");
     fake.exchange_chunk = 4096;
-    CHECK(hpl__exchange_chunk_bytes(&fake, 4096) == 0 && hpl__exchange_chunk_bytes(&fake, 4097) == 4096,
+    CHECK(hpl__exchange_chunk_bytes(&fake, &cpu, &cpu, 4096) == 0 &&
+              hpl__exchange_chunk_bytes(&fake, &cpu, &cpu, 4097) == 4096,
           "HPLVK_EXCHANGE_CHUNK=4096: larger transfers in 4096-byte chunks");
     fake.exchange_chunk = 0;
-    CHECK(hpl__exchange_chunk_bytes(&fake, 1024 * M) == 0, "HPLVK_EXCHANGE_CHUNK=0: never cut");
+    CHECK(hpl__exchange_chunk_bytes(&fake, &gpu, &gpu, 1024 * M) == 0, "HPLVK_EXCHANGE_CHUNK=0: never cut");
 }
 
 /* ---- the copies, from the event log ----------------------------------------- */
@@ -194,7 +203,9 @@ static void take_copy(void *user, const hpl__event *e, uint64_t begin_ns, uint64
 
 static void pipeline(void)
 {
+    setenv("HPLVK_EXCHANGE_CHUNK", "2M", 1); /* CPU devices do not cut by default */
     hpl_context *ctx = th_context("cpu:2");
+    unsetenv("HPLVK_EXCHANGE_CHUNK");
     hpl_device_info i0, i1;
     CHECK_OK(hpl_device_get_info(ctx, 0, &i0));
     CHECK_OK(hpl_device_get_info(ctx, 1, &i1));
@@ -224,7 +235,7 @@ static void pipeline(void)
     hpl__events_enable(ctx, false);
     HPL__UNLOCK(ctx);
 
-    uint64_t chunk = hpl__exchange_chunk_bytes(ctx, XFER_BYTES), want = (XFER_BYTES + chunk - 1) / chunk;
+    uint64_t chunk = hpl__exchange_chunk_bytes(ctx, &ctx->devices[0], &ctx->devices[1], XFER_BYTES), want = (XFER_BYTES + chunk - 1) / chunk;
     CHECK(left == 0, "%d events still in flight after a wait", left);
     CHECK(c.n[0] == (int)want && c.n[1] == (int)want, "%d copies out of device 0, %d into device 1: want %" PRIu64,
           c.n[0], c.n[1], want);
