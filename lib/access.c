@@ -86,6 +86,43 @@ static int save_ghost(hpl__op *op, hpl__binding *b)
     return rc;
 }
 
+/* Is step t of b's plan a copy into b's memory recorded in the operation's
+ * own command buffer? Copies into the host storage (from another device)
+ * were submitted on their source device by hpl__op_prepare: for a binding
+ * of a zero-copy device (b->slot is the host storage) none is recorded here,
+ * and no buffer of another device ever enters this device's commands. */
+static bool recorded_here(const hpl__binding *b, const hpl__transfer *t)
+{
+    return t->dst == b->slot && t->dst != HPL__HOST;
+}
+
+/* The points b's part of the operation waits for, per region: the writers
+ * of what moves in (at its source) and of what it reads; the writers and
+ * readers of what it writes (copies recorded here, the kernel's writes).
+ * Work on other parts of the same memory is not waited for. The ghost part
+ * of a written view counts as written in a device's own memory (the kernel
+ * may scribble there) and as read in the host storage (where it may not
+ * write, but validation copies it aside: ghost_check.c). */
+static void gather_waits(hpl__op *op, const hpl__binding *b)
+{
+    const hpl__coherence *c = &b->root->coherence;
+    for (int i = 0; i < b->plan.count; i++) {
+        const hpl__transfer *t = &b->plan.steps[i];
+        if (t->dst != b->slot)
+            continue;
+        op->wait_count = hpl__coherence_wait_points(c, t->src, &t->region, false, op->waits, op->wait_count);
+        if (recorded_here(b, t))
+            op->wait_count = hpl__coherence_wait_points(c, b->slot, &t->region, true, op->waits, op->wait_count);
+    }
+    if (b->reads)
+        op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->read, false, op->waits, op->wait_count);
+    if (b->writes) {
+        op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->written, true, op->waits, op->wait_count);
+        op->wait_count =
+            hpl__coherence_wait_points(c, b->slot, &b->ghost, b->slot != HPL__HOST, op->waits, op->wait_count);
+    }
+}
+
 static int prepare_binding(hpl__op *op, hpl__binding *b)
 {
     hpl_context *ctx = op->ctx;
@@ -106,17 +143,7 @@ static int prepare_binding(hpl__op *op, hpl__binding *b)
         rc = save_ghost(op, b);
     if (rc != HPL_OK)
         return rc;
-    /* Waits: the sources of what moves in, and the memory itself (for
-     * writing when anything is written into it). */
-    bool filled = false;
-    for (int i = 0; i < b->plan.count; i++) {
-        const hpl__transfer *t = &b->plan.steps[i];
-        if (t->dst == b->slot) {
-            filled = true;
-            op->wait_count = hpl__coherence_wait_points(c, t->src, false, op->waits, op->wait_count);
-        }
-    }
-    op->wait_count = hpl__coherence_wait_points(c, b->slot, filled || b->writes, op->waits, op->wait_count);
+    gather_waits(op, b);
     return HPL_OK;
 }
 
@@ -126,16 +153,6 @@ int hpl__op_prepare(hpl__op *op)
     for (int i = 0; rc == HPL_OK && i < op->binding_count; i++)
         rc = prepare_binding(op, &op->bindings[i]);
     return rc;
-}
-
-/* Is step t of b's plan a copy into b's memory recorded in the operation's
- * own command buffer? Copies into the host storage (from another device)
- * were submitted on their source device by hpl__op_prepare: for a binding
- * of a zero-copy device (b->slot is the host storage) none is recorded here,
- * and no buffer of another device ever enters this device's commands. */
-static bool recorded_here(const hpl__binding *b, const hpl__transfer *t)
-{
-    return t->dst == b->slot && t->dst != HPL__HOST;
 }
 
 /* Is step t of b's plan an upload the transfer lane can take (a copy from
@@ -238,9 +255,16 @@ static bool commit_binding(hpl_context *ctx, hpl__binding *b, hpl__point at)
         }
     }
     if (b->reads)
-        hpl__coherence_did_read(c, b->slot, at);
-    if (b->writes && b->slot != HPL__HOST)
+        hpl__coherence_did_read(c, b->slot, &b->read, at);
+    /* A kernel may write its ghost part in its device's memory: discarded,
+     * but later copies there must come after it. On the host storage
+     * (zero-copy) it may not (the owner writes there), but may read it. */
+    if (b->writes && b->slot != HPL__HOST) {
+        hpl__coherence_did_touch(c, b->slot, &b->ghost, at);
         ok = ok && hpl__coherence_invalidate(c, b->slot, &b->ghost);
+    } else if (b->writes) {
+        hpl__coherence_did_read(c, b->slot, &b->ghost, at);
+    }
     if (b->writes)
         ok = ok && hpl__coherence_did_write(c, b->slot, &b->written, at);
     return ok;

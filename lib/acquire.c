@@ -143,14 +143,16 @@ static int find(const hpl__array *a, int device)
 static int commit(hpl__array *a, const hpl__acquisition *q, hpl__point at)
 {
     hpl__coherence *c = &a->root->coherence;
+    hpl__region r;
+    hpl__region_init(&r);
+    hpl__region_set_box(&r, &a->box); /* one box: inline, cannot fail */
     if (q->access & HPL_READ)
-        hpl__coherence_did_read(c, q->slot, at);
+        hpl__coherence_did_read(c, q->slot, &r, at);
     if (!(q->access & HPL_WRITE) || hpl__box_empty(&a->owned))
         return HPL_OK;
-    hpl__region owned;
-    hpl__region_init(&owned);
-    bool ok = hpl__region_set_box(&owned, &a->owned) && hpl__coherence_did_write(c, q->slot, &owned, at);
-    hpl__region_free(&owned);
+    hpl__region_set_box(&r, &a->owned);
+    bool ok = hpl__coherence_did_write(c, q->slot, &r, at);
+    hpl__region_free(&r);
     return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
 }
 

@@ -376,12 +376,24 @@ void hpl__array_destroy_all(hpl_context *ctx)
     hpl__pool_free(&ctx->arrays);
 }
 
+/* Waits for points and forgets them in root's coherence state (fewer
+ * accesses to look at later). The wait releases the lock: root may be gone
+ * after it. */
+static int wait_retire(hpl_context *ctx, hpl__array *root, const hpl__point *points, int n)
+{
+    hpl__handle id = root->id;
+    int rc = hpl__wait_points(ctx, points, n);
+    if (rc == HPL_OK && (root = hpl__pool_get(&ctx->arrays, id)) != NULL)
+        hpl__coherence_retire(&root->coherence, points, n);
+    return rc;
+}
+
 /* Waits for every piece of pending work that uses the root array. */
 static int wait_array(hpl_context *ctx, hpl__array *root)
 {
     hpl__point points[HPL__MAX_DEVICES];
     int n = hpl__coherence_all_points(&root->coherence, points, 0);
-    return hpl__wait_points(ctx, points, n);
+    return wait_retire(ctx, root, points, n);
 }
 
 /* Takes a and its subarrays out of the pool (recursively). */
@@ -508,28 +520,21 @@ int hpl__take_error(hpl_context *ctx, hpl__array *root, const char *fn)
     return rc;
 }
 
-static int fetch_box(hpl_context *ctx, hpl__array *root, const hpl__box *box)
+int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool fetch, bool for_write)
 {
     hpl__region r;
     hpl__region_init(&r);
-    int rc = hpl__region_set_box(&r, box) ? hpl__fetch_to_host(ctx, root, &r)
-                                          : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    hpl__region_free(&r);
-    return rc;
-}
-
-int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *fetch, bool for_write)
-{
+    hpl__region_set_box(&r, box ? box : &root->coherence.whole); /* one box: inline, cannot fail */
     int rc = hpl__host_storage_ensure(root);
     if (rc == HPL_OK && fetch)
-        rc = fetch_box(ctx, root, fetch);
-    if (rc != HPL_OK)
-        return rc;
-    /* Reading waits for whoever wrote the host copy; writing also for every
-     * device still reading it (DMA from the host storage). */
+        rc = hpl__fetch_to_host(ctx, root, &r);
+    /* Reading waits for whoever wrote the box in the host copy; writing also
+     * for every device still reading it there (DMA from the host storage, a
+     * zero-copy kernel). Work on other parts does not hold the host up. */
     hpl__point points[HPL__MAX_DEVICES];
-    int n = hpl__coherence_wait_points(&root->coherence, HPL__HOST, for_write, points, 0);
-    return hpl__wait_points(ctx, points, n);
+    int n = rc == HPL_OK ? hpl__coherence_wait_points(&root->coherence, HPL__HOST, &r, for_write, points, 0) : 0;
+    hpl__region_free(&r);
+    return rc == HPL_OK ? wait_retire(ctx, root, points, n) : rc;
 }
 
 /* Makes the host storage hold the view (READ; WRITE: its ghost part, as
@@ -541,7 +546,7 @@ static int host_acquire(hpl_context *ctx, hpl_array handle, hpl__array **a, hpl_
     int rc = hpl__take_error(ctx, root, fn);
     bool ghost = !hpl__box_equal(&(*a)->box, &(*a)->owned);
     if (rc == HPL_OK)
-        rc = hpl__host_sync(ctx, root, (mode & HPL_READ) || ghost ? &(*a)->box : NULL, mode & HPL_WRITE);
+        rc = hpl__host_sync(ctx, root, &(*a)->box, (mode & HPL_READ) || ghost, mode & HPL_WRITE);
     return rc == HPL_OK ? hpl__array_get(ctx, handle, a) : rc;
 }
 

@@ -58,7 +58,7 @@ static int fill_locked(hpl_context *ctx, hpl_array handle, const void *value, in
     }
     rc = hpl__acquired_check(ctx, a->root, &a->owned, HPL_WRITE);
     if (rc == HPL_OK)
-        rc = hpl__host_sync(ctx, a->root, NULL, true);
+        rc = hpl__host_sync(ctx, a->root, &a->owned, false, true);
     if (rc == HPL_OK)
         rc = hpl__array_get(ctx, handle, &a); /* the wait released the lock */
     if (rc == HPL_OK) {
@@ -125,11 +125,11 @@ static int assign_on_host(hpl_context *ctx, hpl_array dst_handle, hpl_array src_
     if (rc == HPL_OK)
         rc = hpl__acquired_check(ctx, dst->root, &dst->owned, HPL_WRITE);
     if (rc == HPL_OK)
-        rc = hpl__host_sync(ctx, src->root, &src->box, false);
+        rc = hpl__host_sync(ctx, src->root, &src->box, true, false);
     if (rc == HPL_OK)
         rc = hpl__array_get(ctx, dst_handle, &dst);
     if (rc == HPL_OK)
-        rc = hpl__host_sync(ctx, dst->root, NULL, true);
+        rc = hpl__host_sync(ctx, dst->root, &dst->owned, false, true);
     /* The waits released the lock: look both up again; src's host copy is
      * still valid (only this thread's calls could have changed it, and
      * callers order uses of one array themselves). */

@@ -1,5 +1,5 @@
 /* Coherence engine: validity per memory as regions, MRSW with invalidation
- * on write. See coherence.h. */
+ * on write, synchronisation points per accessed box. See coherence.h. */
 #include "coherence.h"
 
 #include "common.h"
@@ -38,8 +38,10 @@ bool hpl__coherence_init(hpl__coherence *c, const hpl__box *whole, bool host_val
 void hpl__coherence_free(hpl__coherence *c)
 {
     hpl__region_free(&c->whole_region);
-    for (int m = 0; m < c->count; m++)
+    for (int m = 0; m < c->count; m++) {
         hpl__region_free(&c->mem[m].valid);
+        hpl__free(c->mem[m].accesses);
+    }
     hpl__free(c->mem);
     c->mem = NULL;
     c->count = c->capacity = 0;
@@ -68,6 +70,7 @@ int hpl__coherence_add(hpl__coherence *c, int device, const hpl__box *box)
 void hpl__coherence_remove(hpl__coherence *c, int mem)
 {
     hpl__region_free(&c->mem[mem].valid);
+    hpl__free(c->mem[mem].accesses);
     memset(&c->mem[mem], 0, sizeof c->mem[mem]);
     while (c->count > 1 && !c->mem[c->count - 1].used)
         c->count--;
@@ -183,30 +186,111 @@ int hpl__points_add(hpl__point *list, int count, hpl__point p)
     return count + 1;
 }
 
-static void set_writer(hpl__memory_state *s, hpl__point at)
+/* ---- synchronisation points per box ------------------------------------ */
+
+static void access_remove(hpl__memory_state *s, uint32_t i)
 {
-    if (at.value && at.value > s->writers[at.device])
-        s->writers[at.device] = at.value;
+    s->accesses[i] = s->accesses[--s->access_count];
 }
 
-static void add_reader(hpl__memory_state *s, hpl__point at)
+/* Does a new access (region, at, write) make e needless? Only if every
+ * query that would wait for e waits for the new one, as late or later. */
+static bool dominated(const hpl__access *e, const hpl__region *region, hpl__point at, bool write)
 {
-    if (at.value && at.value > s->readers[at.device])
-        s->readers[at.device] = at.value;
+    return e->device == at.device && e->value <= at.value && (write || !e->write) &&
+           hpl__region_contains_box(region, &e->box);
+}
+
+static uint32_t count_kind(const hpl__memory_state *s, int device, bool write)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->access_count; i++)
+        n += s->accesses[i].device == device && s->accesses[i].write == write;
+    return n;
+}
+
+/* Merges the two accesses of device and kind with the lowest values (the
+ * likeliest to be done already) into one over their bounding box. */
+static void merge_oldest(hpl__memory_state *s, int device, bool write)
+{
+    int first = -1, second = -1;
+    for (uint32_t i = 0; i < s->access_count; i++) {
+        const hpl__access *e = &s->accesses[i];
+        if (e->device != device || e->write != write)
+            continue;
+        if (first < 0 || e->value < s->accesses[first].value) {
+            second = first;
+            first = (int)i;
+        } else if (second < 0 || e->value < s->accesses[second].value) {
+            second = (int)i;
+        }
+    }
+    hpl__access *a = &s->accesses[first];
+    const hpl__access *b = &s->accesses[second];
+    for (int d = 0; d < HPL__REGION_DIMS; d++) {
+        a->box.lo[d] = HPL__MIN(a->box.lo[d], b->box.lo[d]);
+        a->box.hi[d] = HPL__MAX(a->box.hi[d], b->box.hi[d]);
+    }
+    a->value = HPL__MAX(a->value, b->value);
+    a->widened = true;
+    access_remove(s, (uint32_t)second); /* may move a, which is final */
+}
+
+static bool accesses_reserve(hpl__memory_state *s)
+{
+    if (s->access_count < s->access_capacity)
+        return true;
+    uint32_t cap = s->access_capacity ? 2 * s->access_capacity : 4;
+    hpl__access *list = hpl__realloc(s->accesses, cap * sizeof *list);
+    if (!list)
+        return false;
+    s->accesses = list;
+    s->access_capacity = cap;
+    return true;
+}
+
+static void access_push(hpl__memory_state *s, const hpl__box *box, hpl__point at, bool write)
+{
+    if (count_kind(s, at.device, write) >= HPL__ACCESSES_PER_DEVICE)
+        merge_oldest(s, at.device, write);
+    if (!accesses_reserve(s)) {
+        /* Out of memory: the point covers everything, waited for by all. */
+        s->overflow[at.device] = HPL__MAX(s->overflow[at.device], at.value);
+        return;
+    }
+    s->accesses[s->access_count++] = (hpl__access){.box = *box, .value = at.value, .device = at.device, .write = write};
+}
+
+/* Work `at` read (or wrote) `region` of memory s. */
+static void record(hpl__memory_state *s, const hpl__region *region, hpl__point at, bool write)
+{
+    if (at.value == 0)
+        return; /* the host's own work: done */
+    for (uint32_t i = 0; i < s->access_count;) {
+        if (dominated(&s->accesses[i], region, at, write))
+            access_remove(s, i);
+        else
+            i++;
+    }
+    for (uint32_t k = 0; k < region->count; k++)
+        access_push(s, &region->boxes[k], at, write);
 }
 
 bool hpl__coherence_did_transfer(hpl__coherence *c, const hpl__transfer *t, hpl__point at)
 {
-    if (!hpl__region_add(&c->mem[t->dst].valid, &t->region))
-        return false;
-    add_reader(&c->mem[t->src], at);
-    set_writer(&c->mem[t->dst], at);
-    return true;
+    record(&c->mem[t->src], &t->region, at, false);
+    record(&c->mem[t->dst], &t->region, at, true);
+    return hpl__region_add(&c->mem[t->dst].valid, &t->region);
 }
 
-void hpl__coherence_did_read(hpl__coherence *c, int mem, hpl__point at)
+void hpl__coherence_did_read(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at)
 {
-    add_reader(&c->mem[mem], at);
+    record(&c->mem[mem], region, at, false);
+}
+
+void hpl__coherence_did_touch(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at)
+{
+    record(&c->mem[mem], region, at, true);
 }
 
 /* Exchanges two regions; regions using inline storage point into themselves,
@@ -237,6 +321,8 @@ static bool write_touches(const hpl__coherence *c, int m, int mem, const hpl__re
 
 bool hpl__coherence_did_write(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at)
 {
+    /* The point first: the work runs whatever becomes of the bookkeeping. */
+    record(&c->mem[mem], region, at, true);
     /* Compute every new validity first so that out-of-memory changes nothing.
      * The common case (a few memories) allocates no scratch. */
     hpl__region few_next[HPL__FEW_MEMORIES] = {0};
@@ -260,8 +346,6 @@ bool hpl__coherence_did_write(hpl__coherence *c, int mem, const hpl__region *reg
         hpl__free(next);
         hpl__free(touched);
     }
-    if (ok)
-        set_writer(&c->mem[mem], at);
     return ok;
 }
 
@@ -270,13 +354,16 @@ bool hpl__coherence_invalidate(hpl__coherence *c, int mem, const hpl__region *re
     return hpl__region_subtract(&c->mem[mem].valid, region);
 }
 
-int hpl__coherence_wait_points(const hpl__coherence *c, int mem, bool for_write, hpl__point *out, int count)
+int hpl__coherence_wait_points(const hpl__coherence *c, int mem, const hpl__region *region, bool for_write,
+                               hpl__point *out, int count)
 {
     const hpl__memory_state *s = &c->mem[mem];
-    for (int d = 0; d < HPL__MAX_DEVICES; d++) {
-        count = hpl__points_add(out, count, (hpl__point){d, s->writers[d]});
-        if (for_write)
-            count = hpl__points_add(out, count, (hpl__point){d, s->readers[d]});
+    for (int d = 0; d < HPL__MAX_DEVICES; d++)
+        count = hpl__points_add(out, count, (hpl__point){d, s->overflow[d]});
+    for (uint32_t i = 0; i < s->access_count; i++) {
+        const hpl__access *e = &s->accesses[i];
+        if ((e->write || for_write) && (!region || hpl__region_intersects_box(region, &e->box)))
+            count = hpl__points_add(out, count, (hpl__point){e->device, e->value});
     }
     return count;
 }
@@ -285,6 +372,37 @@ int hpl__coherence_all_points(const hpl__coherence *c, hpl__point *out, int coun
 {
     for (int m = 0; m < c->count; m++)
         if (c->mem[m].used)
-            count = hpl__coherence_wait_points(c, m, true, out, count);
+            count = hpl__coherence_wait_points(c, m, NULL, true, out, count);
     return count;
+}
+
+void hpl__coherence_retire(hpl__coherence *c, const hpl__point *done, int count)
+{
+    uint64_t upto[HPL__MAX_DEVICES] = {0};
+    for (int i = 0; i < count; i++)
+        upto[done[i].device] = HPL__MAX(upto[done[i].device], done[i].value);
+    for (int m = 0; m < c->count; m++) {
+        hpl__memory_state *s = &c->mem[m];
+        for (int d = 0; d < HPL__MAX_DEVICES; d++)
+            if (s->overflow[d] <= upto[d])
+                s->overflow[d] = 0;
+        for (uint32_t i = 0; i < s->access_count;) {
+            if (s->accesses[i].value <= upto[s->accesses[i].device])
+                access_remove(s, i);
+            else
+                i++;
+        }
+    }
+}
+
+bool hpl__coherence_exact(const hpl__coherence *c, int mem)
+{
+    const hpl__memory_state *s = &c->mem[mem];
+    for (int d = 0; d < HPL__MAX_DEVICES; d++)
+        if (s->overflow[d])
+            return false;
+    for (uint32_t i = 0; i < s->access_count; i++)
+        if (s->accesses[i].widened)
+            return false;
+    return true;
 }

@@ -1,21 +1,43 @@
 /* Coherence state of one array: which memory holds a valid copy of which
- * region, and the timeline points of the work that last wrote each memory
- * and that still reads it. Multiple readers / single writer with
- * invalidation on write (HPL, appendix B), per region.
+ * region, and the timeline points of the work that last wrote or read which
+ * part of each memory. Multiple readers / single writer with invalidation on
+ * write (HPL, appendix B), per region.
  *
  * A memory is the host storage (memory 0, always present, holding the whole
  * array) or one device buffer holding a box of the array (a device may have
  * several: the whole array, a subarray's own buffer). Memories are numbered
  * by slot; a removed slot is reused by the next hpl__coherence_add.
  *
- * Synchronisation points are kept per memory and per device: the last work
- * of each device that wrote the memory, and that read it. A device memory is
- * written by its own device only; the host storage may be written by several
+ * Synchronisation points are kept per memory as accesses: a box, the device
+ * and timeline value of the work that touched it, and whether it wrote. An
+ * access to a region waits for the points of the accesses overlapping it:
+ * a read for the writers, a write for the writers and the readers. So work
+ * on disjoint parts of one memory never waits for each other: halo rows
+ * staged into the host from two devices, a host write of rows that a
+ * zero-copy kernel does not read. A device memory is touched by its own
+ * device's queue only (queue order covers it); the host storage by several
  * devices at once (zero-copy devices running the parts of one eval, halos
- * staged from several devices), so one "last writer" would lose the others:
- * a host read or hpl_array_destroy must wait for every one of them. Every
- * write into a memory (kernel, transfer) waits for the memory's writers and
- * readers known when it is planned. Pure logic: no Vulkan. */
+ * staged from several devices), so accesses of every device are kept side
+ * by side, never one "last writer": a host read or hpl_array_destroy waits
+ * for every one of them.
+ *
+ * Invariants (what makes a wait list enough):
+ * - the boxes of a memory's accesses cover every element pending work
+ *   touched there: callers record the regions their work reads and writes
+ *   (transfers both ends; a kernel on the host storage writes only its
+ *   owned box, hplvk.h 7b);
+ * - an access is dropped only when its point needs no wait any more: another
+ *   access of the same device with a value at least as high covers its box
+ *   and waits whenever it does (a write covers reads and writes, a read
+ *   covers reads), or the caller says the point is complete
+ *   (hpl__coherence_retire);
+ * - bounds: per memory, device and kind (read / write) at most
+ *   HPL__ACCESSES_PER_DEVICE accesses; one more merges the two of lowest
+ *   values into one access over their bounding box with the higher value
+ *   (waits may then cover more than needed, never less). If the list cannot
+ *   grow (out of memory) the point covers the whole memory as a write.
+ * Work of the host itself (value 0) leaves no point: the host has done it.
+ * Pure logic: no Vulkan. */
 #ifndef HPL_COHERENCE_H
 #define HPL_COHERENCE_H
 
@@ -32,13 +54,27 @@ typedef struct hpl__point {
     uint64_t value;
 } hpl__point;
 
+/* Pending work that touched `box` of a memory (see the header comment). */
+typedef struct hpl__access {
+    hpl__box box;
+    uint64_t value;
+    int device;
+    bool write;
+    bool widened; /* merged: box covers more than the work touched */
+} hpl__access;
+
+#define HPL__ACCESSES_PER_DEVICE 8 /* per memory, device and kind */
+
 typedef struct hpl__memory_state {
     bool used;
-    int device;                          /* HPL__NO_DEVICE for the host */
-    hpl__box box;                        /* the elements it can hold */
-    hpl__region valid;                   /* always inside box */
-    uint64_t writers[HPL__MAX_DEVICES];  /* per device: last work that wrote it */
-    uint64_t readers[HPL__MAX_DEVICES];  /* per device: last work that read it */
+    int device;            /* HPL__NO_DEVICE for the host */
+    hpl__box box;          /* the elements it can hold */
+    hpl__region valid;     /* always inside box */
+    hpl__access *accesses; /* unordered */
+    uint32_t access_count, access_capacity;
+    /* Per device: a write point on all of it, for an access the list could
+     * not take (out of memory). */
+    uint64_t overflow[HPL__MAX_DEVICES];
 } hpl__memory_state;
 
 typedef struct hpl__coherence {
@@ -90,25 +126,37 @@ bool hpl__coherence_plan_read(const hpl__coherence *c, int mem, const hpl__regio
 void hpl__transfer_plan_free(hpl__transfer_plan *plan);
 
 /* Record that a transfer ran as work `at`: dst becomes valid on the region,
- * src gains a reader, dst a writer. */
+ * src gains a read access there, dst a write access. */
 bool hpl__coherence_did_transfer(hpl__coherence *c, const hpl__transfer *t, hpl__point at);
-/* Record a read of memory `mem` by work `at`. */
-void hpl__coherence_did_read(hpl__coherence *c, int mem, hpl__point at);
+/* Record a read of `region` of memory `mem` by work `at`. */
+void hpl__coherence_did_read(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at);
 /* Record a write of `region` (inside mem's box) into memory `mem` by work
  * `at` (at.value 0 for the host): mem becomes valid there, every other
  * memory invalid there. */
 bool hpl__coherence_did_write(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at);
+/* Record that work `at` wrote `region` of memory `mem` without making it
+ * valid anywhere (a kernel's ghost part in its device's memory): only the
+ * point, so that later work there waits for it. */
+void hpl__coherence_did_touch(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at);
 /* `region` of memory `mem` no longer holds valid data (a kernel wrote it
  * outside its owned box); other memories are unchanged. */
 bool hpl__coherence_invalidate(hpl__coherence *c, int mem, const hpl__region *region);
 
 /* The points work must wait for before it reads (the writers) or writes
- * (writers and readers) memory `mem`. Appends to out (deduplicated per
- * device, keeping the highest value; out needs room for HPL__MAX_DEVICES);
- * returns the new count. */
-int hpl__coherence_wait_points(const hpl__coherence *c, int mem, bool for_write, hpl__point *out, int count);
-/* Every point of pending work on any memory of the array. */
+ * (writers and readers) `region` of memory `mem`; region NULL: all of the
+ * memory (eviction). Appends to out (deduplicated per device, keeping the
+ * highest value; out needs room for HPL__MAX_DEVICES); returns the new
+ * count. */
+int hpl__coherence_wait_points(const hpl__coherence *c, int mem, const hpl__region *region, bool for_write,
+                               hpl__point *out, int count);
+/* Every point of pending work on any memory of the array (destroy, wait). */
 int hpl__coherence_all_points(const hpl__coherence *c, hpl__point *out, int count);
+/* The work of each done[i].device up to done[i].value is complete: forgets
+ * those points (they need no wait). */
+void hpl__coherence_retire(hpl__coherence *c, const hpl__point *done, int count);
+/* Does every access of memory `mem` cover only what its work touched (no
+ * merge, no whole-memory point), so that wait_points is exact there? */
+bool hpl__coherence_exact(const hpl__coherence *c, int mem);
 
 /* Adds p to a point list keeping one (the highest) point per device. */
 int hpl__points_add(hpl__point *list, int count, hpl__point p);

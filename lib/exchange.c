@@ -209,7 +209,7 @@ static int run_exchange(hpl_context *ctx, hpl__array *root, const hpl__transfer 
         return rc;
     /* Writing the host copy: A's first chunk waits for its writers and every
      * device still reading it (as hpl__stage_to_host). */
-    x.wait_count = hpl__coherence_wait_points(c, HPL__HOST, true, x.waits, 0);
+    x.wait_count = hpl__coherence_wait_points(c, HPL__HOST, &out->region, true, x.waits, 0);
     hpl__region_init(&x.out.region);
     hpl__region_init(&x.in.region);
     uint64_t esize = hpl_type_size(root->type);

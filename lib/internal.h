@@ -484,11 +484,11 @@ void hpl__array_drop(hpl_context *ctx, hpl__array *a);
 int hpl__array_get(hpl_context *ctx, hpl_array handle, hpl__array **out);
 hpl__view hpl__view_of(const hpl__array *a);
 void hpl__array_destroy_all(hpl_context *ctx);
-/* Brings `fetch` (NULL: nothing) of root valid into the host storage and
- * waits for the work the host must wait for before reading it (for_write:
- * before writing it). Releases the lock while waiting: look handles up
- * again after. */
-int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *fetch, bool for_write);
+/* Readies `box` (NULL: all) of root's host storage for the host: brings it
+ * valid there when fetch, and waits for the work the host must wait for
+ * before reading it (for_write: before writing it), on that box only.
+ * Releases the lock while waiting: look handles up again after. */
+int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool fetch, bool for_write);
 /* Returns (then forgets) an asynchronous error of root's work, with a
  * message naming fn and the array. */
 int hpl__take_error(hpl_context *ctx, hpl__array *root, const char *fn);

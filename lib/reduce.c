@@ -200,7 +200,7 @@ static int combine(hpl_context *ctx, hpl_array handle, hpl__array *partials, con
 {
     int rc = HPL_OK;
     if (partials) {
-        rc = hpl__host_sync(ctx, partials, &partials->box, false);
+        rc = hpl__host_sync(ctx, partials, &partials->box, true, false);
         if (rc == HPL_OK)
             acc_box(a, partials, &partials->box);
     }
@@ -208,7 +208,7 @@ static int combine(hpl_context *ctx, hpl_array handle, hpl__array *partials, con
     if (rc == HPL_OK)
         rc = hpl__array_get(ctx, handle, &array);
     if (rc == HPL_OK)
-        rc = hpl__host_sync(ctx, array->root, NULL, false);
+        rc = hpl__host_sync(ctx, array->root, &array->box, false, false);
     if (rc == HPL_OK)
         rc = hpl__array_get(ctx, handle, &array);
     for (uint32_t b = 0; rc == HPL_OK && b < p->host.count; b++)

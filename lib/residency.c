@@ -80,7 +80,7 @@ int hpl__instance_evict(hpl_context *ctx, hpl__array *root, hpl__instance *inst)
     /* Everything that touches a device buffer runs on its device's queue: one
      * wait (holding the lock: the operation being built must not change). */
     hpl__point points[HPL__MAX_DEVICES];
-    int n = hpl__coherence_wait_points(c, inst->slot, true, points, 0);
+    int n = hpl__coherence_wait_points(c, inst->slot, NULL, true, points, 0);
     uint64_t since = hpl__events_wait_begin(ctx);
     for (int i = 0; i < n && rc == HPL_OK; i++)
         if (hpl__timeline_wait(&ctx->devices[points[i].device], points[i].value) != VK_SUCCESS)

@@ -126,10 +126,11 @@ int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *
     int rc = hpl__host_storage_import(ctx, root, s);
     if (rc != HPL_OK)
         return rc;
-    /* Writing the host copy: wait for its writer and for every device still
-     * reading it. The source's own work is earlier on this queue. */
+    /* Writing the host copy's region: wait for the work of other devices
+     * that writes or reads it there. The source's own work is earlier on
+     * this queue. */
     hpl__point waits[HPL__MAX_DEVICES];
-    int n = hpl__coherence_wait_points(&root->coherence, HPL__HOST, true, waits, 0);
+    int n = hpl__coherence_wait_points(&root->coherence, HPL__HOST, &t->region, true, waits, 0);
     VkCommandBuffer cb;
     rc = hpl__batch_begin(ctx, d, waits, n, &cb);
     if (rc != HPL_OK)
