@@ -101,8 +101,8 @@ static bool recorded_here(const hpl__binding *b, const hpl__transfer *t)
  * readers of what it writes (copies recorded here, the kernel's writes).
  * Work on other parts of the same memory is not waited for. The ghost part
  * of a written view counts as written in a device's own memory (the kernel
- * may scribble there) and as read in the host storage (where it may not
- * write, but validation copies it aside: ghost_check.c). */
+ * may scribble there); in the host storage, where it may not write, as read
+ * under validation (copied aside before and after: ghost_check.c). */
 static void gather_waits(hpl__op *op, const hpl__binding *b)
 {
     const hpl__coherence *c = &b->root->coherence;
@@ -116,11 +116,11 @@ static void gather_waits(hpl__op *op, const hpl__binding *b)
     }
     if (b->reads)
         op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->read, false, op->waits, op->wait_count);
-    if (b->writes) {
+    if (b->writes)
         op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->written, true, op->waits, op->wait_count);
-        op->wait_count =
-            hpl__coherence_wait_points(c, b->slot, &b->ghost, b->slot != HPL__HOST, op->waits, op->wait_count);
-    }
+    bool on_host = b->slot == HPL__HOST;
+    if (b->writes && (!on_host || op->ctx->validation))
+        op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->ghost, !on_host, op->waits, op->wait_count);
 }
 
 static int prepare_binding(hpl__op *op, hpl__binding *b)
@@ -141,10 +141,7 @@ static int prepare_binding(hpl__op *op, hpl__binding *b)
     }
     if (rc == HPL_OK && b->writes && b->slot != HPL__HOST && !hpl__region_empty(&b->ghost))
         rc = save_ghost(op, b);
-    if (rc != HPL_OK)
-        return rc;
-    gather_waits(op, b);
-    return HPL_OK;
+    return rc;
 }
 
 int hpl__op_prepare(hpl__op *op)
@@ -229,6 +226,15 @@ static int record_lane(hpl__op *op, uint64_t after, uint64_t *xfer)
 int hpl__op_record(hpl__op *op, VkCommandBuffer *cb)
 {
     hpl__device *d = op->device;
+    /* Waits are gathered now, not when planning: the subkernels of one eval
+     * are all prepared before any is recorded, and preparing a later one can
+     * write the host storage where an earlier one works (a ghost part saved
+     * there, held only by the later one's device, that the earlier one owns
+     * and writes zero-copy). Per region, the subkernels recorded before this
+     * one (independent: hpl__subkernels_run) add no wait. */
+    op->wait_count = 0;
+    for (int i = 0; i < op->binding_count; i++)
+        gather_waits(op, &op->bindings[i]);
     uint64_t after = 0, xfer = 0;
     bool lane = lane_takes(op, &after);
     int rc = lane ? record_lane(op, after, &xfer) : HPL_OK;
@@ -258,11 +264,11 @@ static bool commit_binding(hpl_context *ctx, hpl__binding *b, hpl__point at)
         hpl__coherence_did_read(c, b->slot, &b->read, at);
     /* A kernel may write its ghost part in its device's memory: discarded,
      * but later copies there must come after it. On the host storage
-     * (zero-copy) it may not (the owner writes there), but may read it. */
+     * (zero-copy) it may not (the owner writes there); validation reads it. */
     if (b->writes && b->slot != HPL__HOST) {
         hpl__coherence_did_touch(c, b->slot, &b->ghost, at);
         ok = ok && hpl__coherence_invalidate(c, b->slot, &b->ghost);
-    } else if (b->writes) {
+    } else if (b->writes && ctx->validation) {
         hpl__coherence_did_read(c, b->slot, &b->ghost, at);
     }
     if (b->writes)

@@ -3,8 +3,8 @@
  *
  *   hpl__op op;  hpl__op_init(&op, ctx, device);
  *   hpl__op_bind(&op, &view, HPL_READ, &slot);     // for each view
- *   hpl__op_prepare(&op);                          // plans, stages, waits
- *   hpl__op_record(&op, &cb);                      // joins the device's batch: fetches + barrier
+ *   hpl__op_prepare(&op);                          // plans, stages
+ *   hpl__op_record(&op, &cb);                      // waits, joins the device's batch: fetches + barrier
  *   ... record the work into cb ...
  *   hpl__op_submit(&op, &at);                      // ends it, records coherence
  *   hpl__op_release(&op);                          // always
@@ -46,10 +46,12 @@ void hpl__op_join(hpl__op *op, hpl_context *ctx, int device);
  * accesses the view; *slot gets it. */
 int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slot);
 /* Plans what each memory lacks, submits the copies that go to the host
- * first, saves ghost parts valid nowhere else, gathers the waits. */
+ * first, saves ghost parts valid nowhere else. */
 int hpl__op_prepare(hpl__op *op);
-/* Starts the operation in the device's batch (after the work it waits
- * for) with the fetches recorded and a barrier after them. */
+/* Gathers the points the operation waits for (per region, from the
+ * coherence state as it is now: after every prepare of the eval) and starts
+ * it in the device's batch after them, with the fetches recorded and a
+ * barrier after them. */
 int hpl__op_record(hpl__op *op, VkCommandBuffer *cb);
 /* Ends the operation (its point: *at) and records what moved, what was read
  * and what was written. */

@@ -25,14 +25,30 @@
  *    host's read of rows 20..29 (staged from device 2 into the same host
  *    storage), then device 1's eval over them (a copy from the host) and
  *    the host's read of its result do not wait for device 0; the host's
- *    read of rows 0..9 does, and sees device 0's values. */
-#define _POSIX_C_SOURCE 200809L
+ *    read of rows 0..9 does, and sees device 0's values.
+ * 3. A ghost part saved into the host where a zero-copy subkernel of the
+ *    same eval writes ("cpu+zc,cpu:1", validation off: with it such
+ *    subkernels run one after the other). y = x + 1 split over devices 0
+ *    (zero-copy) and 1 with one halo row; y's rows are valid on device 1
+ *    only, so device 1's part saves its ghost rows (owned by device 0) to
+ *    the host first, a copy held behind device 1's held work. Device 0's
+ *    kernel, planned before that copy, must still run after it: the host
+ *    read of device 0's rows waits, and then finds x + 1, not the saved
+ *    values (waits gathered when an operation is recorded, access.c).
+ * 4. The parts of one eval on two zero-copy devices ("cpu:2", zero copy on)
+ *    run side by side: device 0 held, y = x + 1 split over devices 0 and 1
+ *    without halo; the host read of device 1's rows goes on (device 1's
+ *    part, recorded after device 0's, writes other rows of the same host
+ *    storage), the read of device 0's rows waits. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, setenv */
 #include "harness.h"
 #include "hplvk_vulkan.h"
 #include "internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -273,9 +289,103 @@ static void staged_halos(void)
     hpl_context_destroy(ctx);
 }
 
+/* ---- 3. a ghost part saved where a zero-copy subkernel writes ------------- */
+
+static const char *add1_src = /* y = x + 1 */
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_out(uint, 2) y; hpl_in(uint, 2) x; };\n"
+    "void main() { uvec3 id = hpl_global_id; hpl_at2(y, id.x, id.y) = hpl_at2(x, id.x, id.y) + 1u; }\n";
+
+/* The context without validation (HPLVK_VALIDATION=0 while it is made). */
+static hpl_context *unvalidated(const char *devices)
+{
+    char *was = getenv("HPLVK_VALIDATION");
+    char saved[16] = "";
+    if (was)
+        snprintf(saved, sizeof saved, "%s", was);
+    setenv("HPLVK_VALIDATION", "0", 1);
+    hpl_context_desc desc = {.devices = th_devices(devices)};
+    th_prepare_desc(&desc);
+    desc.validation = false;
+    hpl_context *ctx = NULL;
+    CHECK_OK(hpl_context_create(&desc, &ctx));
+    if (was)
+        setenv("HPLVK_VALIDATION", saved, 1);
+    else
+        unsetenv("HPLVK_VALIDATION");
+    return ctx;
+}
+
+static uint32_t plus_one(uint64_t r, uint64_t c, void *first_row)
+{
+    return original(r, c, first_row) + 1;
+}
+
+static void saved_ghost(void)
+{
+    hpl_context *ctx = unvalidated("cpu+zc,cpu:1");
+    hpl_device_info info;
+    memset(&info, 0, sizeof info);
+    if (!ctx || !CHECK_OK(hpl_device_get_info(ctx, 0, &info)) || !info.zero_copy) {
+        th_note("saved ghost: no zero-copy device 0; skipped");
+        hpl_context_destroy(ctx);
+        return;
+    }
+    hpl_kernel add1 = th_kernel(ctx, add1_src);
+    hpl_array x = make(ctx, 20, "x"), y = make(ctx, 20, "y"), held = make(ctx, 1, "held");
+    uint32_t five = 5;
+    CHECK_OK(hpl_array_fill(ctx, y, &five, 1)); /* y valid on device 1 only */
+    hold h;
+    hold_begin(&h, ctx, 1, held);
+    hpl_launch two = {.devices = {0, 1}, .device_count = 2};
+    CHECK_OK(hpl_eval(ctx, add1, &two, HPL_ARGS(hpl_part1(y, 1), hpl_part1(x, 1))));
+
+    hpl_array rows0 = rows_of(ctx, y, 0, 9);
+    uint64_t first = 0;
+    uint32_t *p = waits(ctx, &h, rows0, HPL_READ, "host read of device 0's rows of y (behind the held copy)");
+    CHECK(mismatches(p, 10, plus_one, &first) == 0, "device 0's rows are x + 1");
+    hold_end(&h);
+    CHECK(mismatches(th_access(ctx, y, HPL_READ), 20, plus_one, &first) == 0,
+          "y = x + 1 everywhere: the saved ghost rows did not land after device 0's kernel");
+    hpl_context_destroy(ctx);
+}
+
+/* ---- 4. zero-copy parts of one eval side by side ------------------------- */
+
+static void zero_copy_parts(void)
+{
+    hpl_context *ctx = th_context_desc(&(hpl_context_desc){.devices = "cpu:2", .zero_copy = HPL_ZERO_COPY_ON});
+    hpl_device_info info[2];
+    memset(info, 0, sizeof info);
+    CHECK_OK(hpl_device_get_info(ctx, 0, &info[0]));
+    CHECK_OK(hpl_device_get_info(ctx, 1, &info[1]));
+    if (!info[0].zero_copy || !info[1].zero_copy) {
+        th_note("zero-copy parts: the devices do not share memory with the host; skipped");
+        hpl_context_destroy(ctx);
+        return;
+    }
+    hpl_kernel add1 = th_kernel(ctx, add1_src);
+    hpl_array x = make(ctx, 20, "x"), y = make(ctx, 20, "y"), held = make(ctx, 1, "held");
+    hold h;
+    hold_begin(&h, ctx, 0, held);
+    hpl_launch two = {.devices = {0, 1}, .device_count = 2};
+    CHECK_OK(hpl_eval(ctx, add1, &two, HPL_ARGS(hpl_part1(y, 0), hpl_part1(x, 0))));
+
+    uint64_t first = 10;
+    uint32_t *p = goes_on(ctx, &h, rows_of(ctx, y, 10, 19), HPL_READ, "host read of device 1's rows of y");
+    CHECK(mismatches(p, 10, plus_one, &first) == 0, "device 1's rows are x + 1");
+    first = 0;
+    p = waits(ctx, &h, rows_of(ctx, y, 0, 9), HPL_READ, "host read of device 0's rows of y");
+    CHECK(mismatches(p, 10, plus_one, &first) == 0, "device 0's rows are x + 1");
+    hold_end(&h);
+    hpl_context_destroy(ctx);
+}
+
 int main(void)
 {
     zero_copy();
     staged_halos();
+    saved_ghost();
+    zero_copy_parts();
     return th_finish(NULL);
 }
