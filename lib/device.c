@@ -230,19 +230,6 @@ static int create_logical(hpl__device *d, uint32_t compute_family, int transfer_
     return HPL_OK;
 }
 
-static int create_timeline(hpl__device *d, bool exportable, VkSemaphore *out)
-{
-    /* peer.c imports an exportable one into the other devices of its GPU. */
-    VkExportSemaphoreCreateInfo export = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
-                                          .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                      .pNext = exportable ? &export : NULL,
-                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-    VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-    VkResult r = vkCreateSemaphore(d->device, &ci, NULL, out);
-    return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateSemaphore");
-}
-
 /* One descriptor set layout and pipeline layout serve every kernel: the
  * argument block (dynamic uniform buffer) plus the launch push constants. */
 static int create_layouts(hpl__device *d)
@@ -371,10 +358,10 @@ int hpl__device_setup(hpl_context *ctx, hpl__device *d)
     if (rc == HPL_OK) {
         query_import(d);
         hpl__timestamps_open(ctx, d);
-        rc = create_timeline(d, d->peer_export, &d->timeline);
+        rc = hpl__timeline_create(d, d->peer_export, &d->timeline);
     }
     if (rc == HPL_OK)
-        rc = create_timeline(d, false, &d->gate);
+        rc = hpl__timeline_create(d, false, &d->gate);
     if (rc == HPL_OK) {
         VkCommandPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,

@@ -315,6 +315,9 @@ int hpl__vk_error(VkResult r, const char *what);
  * the application's queue lock when it gave one. */
 VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits);
 VkResult hpl__queue_submit_on(hpl__device *d, VkQueue queue, uint32_t count, const VkSubmitInfo *submits);
+/* A timeline semaphore of d starting at 0; exportable as an opaque fd
+ * (peer.c) when asked. */
+int hpl__timeline_create(hpl__device *d, bool exportable, VkSemaphore *out);
 
 /* device.c */
 int hpl__devices_open(hpl_context *ctx, const char *spec);
@@ -390,6 +393,8 @@ void hpl__batch_watched(hpl__device *d);
  * reach value: *at is its point, after which hplvk's later work on d runs. */
 int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore semaphore, uint64_t value,
                                hpl__point *at);
+/* The value a timeline semaphore of d has reached (0 on failure). */
+uint64_t hpl__semaphore_value(hpl__device *d, VkSemaphore semaphore);
 uint64_t hpl__device_completed(hpl__device *d);
 /* Signals d's gate from the host (the progress thread). */
 void hpl__gate_signal(hpl__device *d, uint64_t value);

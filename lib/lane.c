@@ -45,15 +45,6 @@ static bool timestamps_match(const hpl__device *d, uint32_t family)
     return family < n && d->queue_family < n && qf[family].timestampValidBits == qf[d->queue_family].timestampValidBits;
 }
 
-static int create_timeline(hpl__device *d, VkSemaphore *out)
-{
-    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-    VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-    VkResult r = vkCreateSemaphore(d->device, &ci, NULL, out);
-    return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateSemaphore (transfer lane)");
-}
-
 int hpl__lane_open(hpl__device *d)
 {
     hpl__lane *l = &d->xfer;
@@ -75,7 +66,8 @@ int hpl__lane_open(hpl__device *d)
                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                   .queueFamilyIndex = l->family};
     VkResult r = vkCreateCommandPool(d->device, &ci, NULL, &l->ring.pool);
-    rc = r == VK_SUCCESS ? create_timeline(d, &l->timeline) : hpl__vk_error(r, "vkCreateCommandPool (transfer lane)");
+    rc = r == VK_SUCCESS ? hpl__timeline_create(d, false, &l->timeline)
+                         : hpl__vk_error(r, "vkCreateCommandPool (transfer lane)");
     l->on = rc == HPL_OK;
     return rc;
 }
@@ -89,22 +81,11 @@ void hpl__lane_close(hpl__device *d)
     memset(l, 0, sizeof *l);
 }
 
-static uint64_t lane_completed(hpl__device *d)
-{
-    uint64_t value = 0;
-    if (d->semaphore_lock)
-        pthread_mutex_lock(d->semaphore_lock);
-    VkResult r = vkGetSemaphoreCounterValue(d->device, d->xfer.timeline, &value);
-    if (d->semaphore_lock)
-        pthread_mutex_unlock(d->semaphore_lock);
-    return r == VK_SUCCESS ? value : 0;
-}
-
 int hpl__lane_begin(hpl__device *d, VkCommandBuffer *cb)
 {
     pthread_mutex_lock(&d->batch_lock);
     hpl__cmd *cmd = NULL;
-    int rc = hpl__ring_begin(d->device, &d->xfer.ring, lane_completed(d), &cmd);
+    int rc = hpl__ring_begin(d->device, &d->xfer.ring, hpl__semaphore_value(d, d->xfer.timeline), &cmd);
     pthread_mutex_unlock(&d->batch_lock);
     if (rc != HPL_OK)
         return rc;

@@ -24,15 +24,20 @@
  * upstream by #8519). With validation on, those calls are serialised by one
  * lock and host waits poll instead of blocking in vkWaitSemaphores. Without
  * validation semaphore_lock is NULL and nothing changes. */
-uint64_t hpl__device_completed(hpl__device *d)
+uint64_t hpl__semaphore_value(hpl__device *d, VkSemaphore semaphore)
 {
     uint64_t value = 0;
     if (d->semaphore_lock)
         pthread_mutex_lock(d->semaphore_lock);
-    VkResult r = vkGetSemaphoreCounterValue(d->device, d->timeline, &value);
+    VkResult r = vkGetSemaphoreCounterValue(d->device, semaphore, &value);
     if (d->semaphore_lock)
         pthread_mutex_unlock(d->semaphore_lock);
     return r == VK_SUCCESS ? value : 0;
+}
+
+uint64_t hpl__device_completed(hpl__device *d)
+{
+    return hpl__semaphore_value(d, d->timeline);
 }
 
 void hpl__gate_signal(hpl__device *d, uint64_t value)

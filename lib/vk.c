@@ -31,3 +31,16 @@ VkResult hpl__queue_submit_on(hpl__device *d, VkQueue queue, uint32_t count, con
         d->queue_unlock(d->queue_lock_user, queue);
     return r;
 }
+
+int hpl__timeline_create(hpl__device *d, bool exportable, VkSemaphore *out)
+{
+    /* peer.c imports an exportable one into the other devices of its GPU. */
+    VkExportSemaphoreCreateInfo export = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                          .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .pNext = exportable ? &export : NULL,
+                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+    VkResult r = vkCreateSemaphore(d->device, &ci, NULL, out);
+    return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateSemaphore");
+}

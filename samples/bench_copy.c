@@ -338,17 +338,10 @@ static bool run_size(size_run *s, int rounds, summary *sum)
 /* Whether `bytes` fits the device and the host; says why not. */
 static bool size_fits(const hpl_device_info *info, uint64_t bytes)
 {
-    uint64_t heap = bench_device_heap(info), ram = bench_host_ram();
     /* Host: three hplvk arrays, the baseline's and memcpy's buffers; on a
      * CPU device the four device copies are host memory too. */
     uint64_t host_need = bytes * (5 + (info->type == HPL_DEVICE_CPU ? 4 : 0));
-    const char *why = bytes > info->max_buffer_size ? "larger than the device's largest buffer"
-                      : heap && 4 * bytes > heap    ? "4 copies exceed the device's local heap"
-                      : ram && host_need > ram / 2  ? "its copies exceed half the host's memory"
-                                                    : NULL;
-    if (why)
-        printf("  %5.0f MiB  skipped: %s\n", (double)bytes / BENCH_MIB, why);
-    return why == NULL;
+    return bench_size_fits(bytes, info->max_buffer_size, bench_device_heap(info), host_need);
 }
 
 static bool parse(int argc, char **argv, const hpl_device_info *info, config *cfg)

@@ -598,12 +598,13 @@ static bool run_halo(hdevs *h, bvk_device *C, const config *cfg)
         printf("  target (issue 15): hop <= %.1fx the raw round trip; hplvk step / raw spin = %.2f  %s\n", TARGET_HOP,
                ratio, bench_verdict(ratio, TARGET_HOP, false));
         printf("  (host-observed, an upper bound: a step also holds both kernels and rows going both ways; the\n"
-               "   issue's figure is GPU timestamps, producer kernel end to consumer kernel start: not measured yet)\n");
+               "   issue's figure is GPU timestamps, producer kernel end to consumer kernel start: run with\n"
+               "   HPLVK_TRACE=file.json and read it off the trace)\n");
     }
-    /* TODO(trace): when hplvk's trace with GPU timestamps is merged, take
-     * the hop from it: per step, the end of the kernel on the device that
-     * owns a boundary row to the start of the kernel on the device whose
-     * halo holds it, and compare that with the raw round trip. */
+    /* The hop itself (producer kernel end to consumer kernel start, GPU
+     * timestamps) is read off a trace of this program (HPLVK_TRACE=file):
+     * samples/RESULTS.md gives it. This program reports the host-observed
+     * step, an upper bound. */
     ok = halo_destroy(h->ctx, &hl) && ok;
     rt_destroy(&rt);
     for (int i = 0; i < L_COUNT; i++)
@@ -643,18 +644,11 @@ static bool open_context(hpl_context **ctx)
 
 static bool size_fits(const hdevs *h, uint64_t bytes)
 {
-    uint64_t heap = bench_device_heap(&h->info[0]), ram = bench_host_ram();
     uint64_t slots = SLOTS * (bytes / 8 < SLOT_MAX ? bytes / 8 : SLOT_MAX);
     bool cpu = h->info[0].type == HPL_DEVICE_CPU || h->info[1].type == HPL_DEVICE_CPU;
     uint64_t host_need = bytes + slots + (cpu ? 4 * bytes : 0);
-    const char *why = bytes > h->info[0].max_buffer_size || bytes > h->info[1].max_buffer_size
-                          ? "larger than a device's largest buffer"
-                      : heap && 4 * bytes > heap   ? "4 copies exceed the device's local heap"
-                      : ram && host_need > ram / 2 ? "its copies exceed half the host's memory"
-                                                   : NULL;
-    if (why)
-        printf("  %5.0f MiB  skipped: %s\n", (double)bytes / BENCH_MIB, why);
-    return why == NULL;
+    uint64_t max_buffer = (h->info[0].max_buffer_size < h->info[1].max_buffer_size ? h->info[0].max_buffer_size : h->info[1].max_buffer_size);
+    return bench_size_fits(bytes, max_buffer, bench_device_heap(&h->info[0]), host_need);
 }
 
 static bool parse(int argc, char **argv, const hpl_device_info *info, config *cfg)

@@ -95,6 +95,22 @@ static inline uint64_t bench_device_heap(const hpl_device_info *info)
     return best;
 }
 
+/* Whether a run of `bytes` per copy fits: within max_buffer (the smallest
+ * largest buffer of the devices used), 4 copies within the device heap
+ * `heap`, and host_need bytes within half the host's memory. Prints the
+ * reason when it does not. */
+static inline bool bench_size_fits(uint64_t bytes, uint64_t max_buffer, uint64_t heap, uint64_t host_need)
+{
+    uint64_t ram = bench_host_ram();
+    const char *why = bytes > max_buffer          ? "larger than the device's largest buffer"
+                      : heap && 4 * bytes > heap  ? "4 copies exceed the device's local heap"
+                      : ram && host_need > ram / 2 ? "its copies exceed half the host's memory"
+                                                   : NULL;
+    if (why)
+        printf("  %5.0f MiB  skipped: %s\n", (double)bytes / BENCH_MIB, why);
+    return why == NULL;
+}
+
 typedef struct bench_stat {
     double median, min, max;
 } bench_stat;
