@@ -27,7 +27,7 @@ set(LAYER_base
 # device, and running subkernels. Knows buffers, regions and views, not the
 # array API.
 set(LAYER_engine
-    vk timestamps events submit progress lane peer memory device interop
+    vk timestamps events submit progress lane peer memory device interop copy staging
     storage stats transfer exchange residency acquired access ghost_check dispatch)
 # The public functions and what only they use: contexts, arrays, kernels,
 # planning an eval, the library's own kernels, assignment, reductions,

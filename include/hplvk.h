@@ -254,7 +254,9 @@ typedef struct hpl_device_info {
     uint32_t max_workgroup_count[3];
     uint32_t subgroup_size;
     bool float64, int64;           /* double / 64-bit integer arrays usable */
-    bool host_import;              /* VK_EXT_external_memory_host: transfers DMA from host arrays */
+    bool host_import;              /* VK_EXT_external_memory_host: transfers DMA from host arrays
+                                    * (else, or under HPLVK_HOST_IMPORT=0, they are staged:
+                                    * hpl_device_stats.staged_bytes) */
     bool zero_copy;                /* kernels work on the host's copy (hpl_context_desc.zero_copy, "+zc") */
     uint64_t memory_limit;         /* bytes of arrays it may hold (hpl_context_desc.device_memory_limit) */
 } hpl_device_info;
@@ -531,6 +533,11 @@ typedef struct hpl_device_stats {
     uint64_t transfer_submissions; /* uploads submitted on the device's dedicated transfer
                                     * queue, overlapping kernels: those of 4 MiB or more
                                     * per operation (HPLVK_TRANSFER_LANE) */
+    uint64_t staged_bytes; /* of to_device/to_host_bytes, those copied through staging
+                            * slots, chunk by chunk, because the device could not import
+                            * the host storage (no VK_EXT_external_memory_host, a pointer
+                            * the driver refuses, or HPLVK_HOST_IMPORT=0): slower than
+                            * one DMA, still overlapping memcpy and DMA */
 } hpl_device_stats;
 
 typedef struct hpl_stats {

@@ -134,10 +134,16 @@ static int prepare_binding(hpl__op *op, hpl__binding *b)
     rc = hpl__exchange_plan(ctx, b->root, &b->plan);
     for (int i = 0; rc == HPL_OK && i < b->plan.count; i++) {
         const hpl__transfer *t = &b->plan.steps[i];
-        if (t->dst == HPL__HOST)
+        if (t->dst == HPL__HOST) {
             rc = hpl__stage_to_host(ctx, b->root, t); /* from another device */
-        else if (t->src == HPL__HOST)
+        } else if (t->src == HPL__HOST) {
             rc = hpl__host_storage_import(ctx, b->root, dev);
+            /* Not importable: staged now, in chunks, and done with. */
+            if (rc == HPL_OK && b->root->imports[dev].staged) {
+                rc = hpl__staged_upload(ctx, b->root, t);
+                hpl__transfer_plan_drop(&b->plan, i--, 1);
+            }
+        }
     }
     if (rc == HPL_OK && b->writes && b->slot != HPL__HOST && !hpl__region_empty(&b->ghost))
         rc = save_ghost(op, b);

@@ -94,6 +94,17 @@ void hpl__transfer_plan_free(hpl__transfer_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
+void hpl__transfer_plan_drop(hpl__transfer_plan *plan, int first, int count)
+{
+    for (int i = first; i < first + count; i++)
+        hpl__region_free(&plan->steps[i].region);
+    memmove(&plan->steps[first], &plan->steps[first + count],
+            (size_t)(plan->count - first - count) * sizeof *plan->steps);
+    plan->count -= count;
+    for (int i = first; i < plan->count; i++)
+        hpl__region_relocated(&plan->steps[i].region);
+}
+
 static hpl__transfer *plan_push(hpl__transfer_plan *plan, int src, int dst)
 {
     if (plan->count == plan->capacity) {

@@ -124,6 +124,8 @@ bool hpl__coherence_only_here(const hpl__coherence *c, int mem, const hpl__regio
  * out-of-memory (plan empty then). */
 bool hpl__coherence_plan_read(const hpl__coherence *c, int mem, const hpl__region *region, hpl__transfer_plan *plan);
 void hpl__transfer_plan_free(hpl__transfer_plan *plan);
+/* Removes steps first .. first + count - 1 (run some other way). */
+void hpl__transfer_plan_drop(hpl__transfer_plan *plan, int first, int count);
 
 /* Record that a transfer ran as work `at`: dst becomes valid on the region,
  * src gains a read access there, dst a write access. */

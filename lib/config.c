@@ -89,7 +89,7 @@ int hpl__zero_copy_decide(int mode, const char *source, hpl__zc_device *devices,
         if (!d->host_import)
             return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
                              "device list entry '%s': device %d (%s) cannot import host memory "
-                             "(VK_EXT_external_memory_host), so it cannot be zero-copy (+zc)",
+                             "(no VK_EXT_external_memory_host, or HPLVK_HOST_IMPORT=0), so it cannot be zero-copy (+zc)",
                              d->entry, i, d->name);
     }
     for (int i = 0; i < count; i++) {

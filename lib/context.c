@@ -163,6 +163,8 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
     if (rc == HPL_OK)
         rc = desc->vulkan ? hpl__devices_adopt(ctx, desc->vulkan) : hpl__devices_open(ctx, spec);
     if (rc == HPL_OK)
+        rc = hpl__staging_configure(ctx);
+    if (rc == HPL_OK)
         rc = hpl__devices_configure(ctx, desc);
     if (rc == HPL_OK)
         rc = hpl__exchange_configure(ctx);

@@ -435,6 +435,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
     device_quiet(d);
     save_pipeline_cache(ctx, d);
     hpl__args_release(d);
+    hpl__staging_close(d);
     hpl__timestamps_close(d);
     if (d->pipeline_cache)
         vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);

@@ -59,81 +59,6 @@ uint64_t hpl__exchange_chunk_bytes(const hpl_context *ctx, const hpl__device *a,
     return HPL__MIN(HPL__MAX(chunk, EXCHANGE_MIN_CHUNK), EXCHANGE_MAX_CHUNK);
 }
 
-/* ---- cutting a region into chunks -------------------------------------- */
-
-typedef struct chunker {
-    hpl__region chunk;
-    uint64_t volume, max;
-    hpl__chunk_fn fn;
-    void *user;
-} chunker;
-
-static int emit(chunker *k)
-{
-    if (!k->volume)
-        return HPL_OK;
-    int rc = k->fn(k->user, &k->chunk);
-    hpl__region_clear(&k->chunk);
-    k->volume = 0;
-    return rc;
-}
-
-static int add_piece(chunker *k, const hpl__box *piece)
-{
-    uint64_t v = hpl__box_volume(piece);
-    int rc = k->volume + v > k->max ? emit(k) : HPL_OK;
-    if (rc == HPL_OK && !hpl__region_add_box(&k->chunk, piece))
-        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory cutting a transfer into chunks");
-    if (rc == HPL_OK)
-        k->volume += v;
-    return rc;
-}
-
-/* Cuts box b into pieces of at most k->max elements: groups of whole
- * planes (dimension 0) when a plane fits, else groups of whole rows of one
- * plane, else runs of one row. Each piece is a box, copied in runs
- * (hpl__box_runs) like any region. */
-static int cut_box(chunker *k, const hpl__box *b)
-{
-    uint64_t e1 = b->hi[1] - b->lo[1], e2 = b->hi[2] - b->lo[2];
-    int dim = e1 * e2 <= k->max ? 0 : e2 <= k->max ? 1 : 2;
-    uint64_t step = k->max / (dim == 0 ? e1 * e2 : dim == 1 ? e2 : 1);
-    uint64_t end0 = dim > 0 ? b->hi[0] : b->lo[0] + 1, end1 = dim > 1 ? b->hi[1] : b->lo[1] + 1;
-    int rc = HPL_OK;
-    for (uint64_t i0 = b->lo[0]; rc == HPL_OK && i0 < end0; i0++) {
-        for (uint64_t i1 = b->lo[1]; rc == HPL_OK && i1 < end1; i1++) {
-            for (uint64_t s = b->lo[dim]; rc == HPL_OK && s < b->hi[dim]; s += step) {
-                hpl__box p = *b;
-                if (dim > 0) {
-                    p.lo[0] = i0;
-                    p.hi[0] = i0 + 1;
-                }
-                if (dim > 1) {
-                    p.lo[1] = i1;
-                    p.hi[1] = i1 + 1;
-                }
-                p.lo[dim] = s;
-                p.hi[dim] = HPL__MIN(s + step, b->hi[dim]);
-                rc = add_piece(k, &p);
-            }
-        }
-    }
-    return rc;
-}
-
-int hpl__region_chunks(const hpl__region *region, uint64_t max, hpl__chunk_fn fn, void *user)
-{
-    chunker k = {.max = max ? max : 1, .fn = fn, .user = user};
-    hpl__region_init(&k.chunk);
-    int rc = HPL_OK;
-    for (uint32_t i = 0; rc == HPL_OK && i < region->count; i++)
-        if (!hpl__box_empty(&region->boxes[i]))
-            rc = cut_box(&k, &region->boxes[i]);
-    if (rc == HPL_OK)
-        rc = emit(&k);
-    hpl__region_free(&k.chunk);
-    return rc;
-}
 
 /* ---- the exchange ------------------------------------------------------ */
 
@@ -202,18 +127,13 @@ static int run_exchange(hpl_context *ctx, hpl__array *root, const hpl__transfer 
                   .b = &ctx->devices[c->mem[in->dst].device],
                   .out = {.src = out->src, .dst = HPL__HOST},
                   .in = {.src = HPL__HOST, .dst = in->dst}};
-    int rc = hpl__host_storage_import(ctx, root, x.a->index);
-    if (rc == HPL_OK)
-        rc = hpl__host_storage_import(ctx, root, x.b->index);
-    if (rc != HPL_OK)
-        return rc;
     /* Writing the host copy: A's first chunk waits for its writers and every
      * device still reading it (as hpl__stage_to_host). */
     x.wait_count = hpl__coherence_wait_points(c, HPL__HOST, &out->region, true, x.waits, 0);
     hpl__region_init(&x.out.region);
     hpl__region_init(&x.in.region);
     uint64_t esize = hpl_type_size(root->type);
-    rc = hpl__region_chunks(&out->region, HPL__MAX(chunk_bytes / esize, 1), exchange_chunk, &x);
+    int rc = hpl__region_chunks(&out->region, HPL__MAX(chunk_bytes / esize, 1), exchange_chunk, &x);
     hpl__region_free(&x.out.region);
     hpl__region_free(&x.in.region);
     return rc;
@@ -225,16 +145,6 @@ static bool is_exchange(const hpl__coherence *c, const hpl__transfer *out, const
 {
     return out->src != HPL__HOST && out->dst == HPL__HOST && in->src == HPL__HOST && in->dst != HPL__HOST &&
            c->mem[out->src].device != c->mem[in->dst].device && hpl__region_equal(&out->region, &in->region);
-}
-
-static void plan_drop_pair(hpl__transfer_plan *plan, int i)
-{
-    hpl__region_free(&plan->steps[i].region);
-    hpl__region_free(&plan->steps[i + 1].region);
-    memmove(&plan->steps[i], &plan->steps[i + 2], (size_t)(plan->count - i - 2) * sizeof *plan->steps);
-    plan->count -= 2;
-    for (int s = i; s < plan->count; s++)
-        hpl__region_relocated(&plan->steps[s].region);
 }
 
 int hpl__exchange_plan(hpl_context *ctx, hpl__array *root, hpl__transfer_plan *plan)
@@ -251,9 +161,17 @@ int hpl__exchange_plan(hpl_context *ctx, hpl__array *root, hpl__transfer_plan *p
                                                    hpl__region_volume(&out->region) * esize);
         if (!chunk)
             continue;
+        /* Both devices DMA the host storage; where one cannot import it,
+         * the pair goes as two staged copies. */
+        int a = c->mem[out->src].device, b = c->mem[in->dst].device;
+        rc = hpl__host_storage_import(ctx, root, a);
+        if (rc == HPL_OK)
+            rc = hpl__host_storage_import(ctx, root, b);
+        if (rc != HPL_OK || root->imports[a].staged || root->imports[b].staged)
+            continue;
         rc = run_exchange(ctx, root, out, in, chunk);
         if (rc == HPL_OK)
-            plan_drop_pair(plan, i--);
+            hpl__transfer_plan_drop(plan, i--, 2);
     }
     return rc;
 }

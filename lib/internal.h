@@ -41,6 +41,18 @@ typedef struct hpl__lane {
     hpl__cmd *open; /* being recorded (hpl__lane_begin .. hpl__lane_submit) */
 } hpl__lane;
 
+/* Host-visible slots of a device's own memory through which its transfers
+ * of host storage it cannot import go (staging.c), one chunk per slot. */
+#define HPL__STAGING_SLOTS 3
+typedef struct hpl__staging {
+    VkBuffer buffer; /* the slots, one after the other; made at first use */
+    VkDeviceMemory memory;
+    uint8_t *map;
+    VkDeviceSize slot_bytes;
+    uint64_t free_at[HPL__STAGING_SLOTS]; /* the device's timeline value after which a slot is free */
+    uint32_t next;
+} hpl__staging;
+
 /* A chunk of host-visible memory holding kernel argument blocks, bound as
  * one dynamic uniform buffer; reused once the work that used it is done. */
 typedef struct hpl__arg_chunk {
@@ -118,6 +130,7 @@ typedef struct hpl__device {
 
     hpl__ring ring; /* of the compute queue */
     hpl__lane xfer;
+    hpl__staging staging; /* staging.c: for host storage it cannot import */
 
     /* The open batch (submit.c): operations recorded, not yet submitted; it
      * will signal timeline value submitted + 1. batch_lock guards it, the
@@ -181,6 +194,7 @@ typedef struct hpl__import {
     VkDeviceMemory memory;
     VkDeviceSize offset;     /* of the first element inside buffer */
     VkDeviceAddress address; /* of the first element; zero-copy devices only */
+    bool staged;             /* cannot be imported: transfers go through staging.c */
 } hpl__import;
 
 /* The application's hold on a view's memory on a device, from
@@ -297,6 +311,7 @@ struct hpl_context {
     struct hpl__events *events;
     struct hpl__trace *trace; /* trace.c: the trace being recorded, or NULL */
     uint64_t exchange_chunk;  /* exchange.c: HPLVK_EXCHANGE_CHUNK bytes; UINT64_MAX: unset */
+    uint64_t staging_chunk;   /* staging.c: bytes per staging slot (HPLVK_STAGING_CHUNK) */
 };
 
 /* Keeps the first asynchronous error since the last hpl_finish (which
@@ -569,6 +584,18 @@ bool hpl__reduce_supported(const hpl__device *d, hpl_type type);
 int hpl__reduce_on_device(hpl_context *ctx, hpl__array *root, const hpl__box *box, int device, hpl__array *partials,
                           uint64_t first, uint32_t groups, hpl_reduction op);
 
+/* staging.c: host transfers through slots of the device's own memory */
+/* Reads HPLVK_HOST_IMPORT and HPLVK_STAGING_CHUNK (context creation, before
+ * zero-copy is decided: a device that may not import cannot be zero-copy). */
+int hpl__staging_configure(hpl_context *ctx);
+void hpl__staging_close(hpl__device *d);
+/* Runs transfer t between the host storage and a buffer of a device that
+ * cannot import it (hpl__host_storage_import set `staged`), chunk by chunk,
+ * and records it. Returns when the host side is done: an upload's host
+ * region is read, a download's written. */
+int hpl__staged_upload(hpl_context *ctx, hpl__array *root, const hpl__transfer *t);
+int hpl__staged_download(hpl_context *ctx, hpl__array *root, const hpl__transfer *t);
+
 /* exchange.c: device -> device through the host, chunked and pipelined */
 /* Reads HPLVK_EXCHANGE_CHUNK (context creation). */
 int hpl__exchange_configure(hpl_context *ctx);
@@ -584,12 +611,6 @@ uint64_t hpl__exchange_chunk_bytes(const hpl_context *ctx, const hpl__device *a,
  * statistics and removes them from plan; the destination's later work
  * follows on its queue. */
 int hpl__exchange_plan(hpl_context *ctx, hpl__array *root, hpl__transfer_plan *plan);
-/* Calls fn with region cut into chunks of at most max elements, in order,
- * each the union of pieces of region's boxes: groups of whole planes of a
- * box, else groups of whole rows of one plane, else runs of one row. Stops
- * at fn's first error and returns it. */
-typedef int (*hpl__chunk_fn)(void *user, const hpl__region *chunk);
-int hpl__region_chunks(const hpl__region *region, uint64_t max, hpl__chunk_fn fn, void *user);
 
 /* kernel.c */
 int hpl__kernel_get(hpl_context *ctx, hpl_kernel handle, hpl__kernel **out);

@@ -722,3 +722,79 @@ bool hpl__region_equal(const hpl__region *a, const hpl__region *b)
             return false;
     return true;
 }
+
+/* ---- cutting a region into chunks (transfers in pieces) ---------------- */
+
+typedef struct chunker {
+    hpl__region chunk;
+    uint64_t volume, max;
+    hpl__chunk_fn fn;
+    void *user;
+} chunker;
+
+static int emit(chunker *k)
+{
+    if (!k->volume)
+        return HPL_OK;
+    int rc = k->fn(k->user, &k->chunk);
+    hpl__region_clear(&k->chunk);
+    k->volume = 0;
+    return rc;
+}
+
+static int add_piece(chunker *k, const hpl__box *piece)
+{
+    uint64_t v = hpl__box_volume(piece);
+    int rc = k->volume + v > k->max ? emit(k) : HPL_OK;
+    if (rc == HPL_OK && !hpl__region_add_box(&k->chunk, piece))
+        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory cutting a transfer into chunks");
+    if (rc == HPL_OK)
+        k->volume += v;
+    return rc;
+}
+
+/* Cuts box b into pieces of at most k->max elements: groups of whole
+ * planes (dimension 0) when a plane fits, else groups of whole rows of one
+ * plane, else runs of one row. Each piece is a box, copied in runs
+ * (hpl__box_runs) like any region. */
+static int cut_box(chunker *k, const hpl__box *b)
+{
+    uint64_t e1 = b->hi[1] - b->lo[1], e2 = b->hi[2] - b->lo[2];
+    int dim = e1 * e2 <= k->max ? 0 : e2 <= k->max ? 1 : 2;
+    uint64_t step = k->max / (dim == 0 ? e1 * e2 : dim == 1 ? e2 : 1);
+    uint64_t end0 = dim > 0 ? b->hi[0] : b->lo[0] + 1, end1 = dim > 1 ? b->hi[1] : b->lo[1] + 1;
+    int rc = HPL_OK;
+    for (uint64_t i0 = b->lo[0]; rc == HPL_OK && i0 < end0; i0++) {
+        for (uint64_t i1 = b->lo[1]; rc == HPL_OK && i1 < end1; i1++) {
+            for (uint64_t s = b->lo[dim]; rc == HPL_OK && s < b->hi[dim]; s += step) {
+                hpl__box p = *b;
+                if (dim > 0) {
+                    p.lo[0] = i0;
+                    p.hi[0] = i0 + 1;
+                }
+                if (dim > 1) {
+                    p.lo[1] = i1;
+                    p.hi[1] = i1 + 1;
+                }
+                p.lo[dim] = s;
+                p.hi[dim] = HPL__MIN(s + step, b->hi[dim]);
+                rc = add_piece(k, &p);
+            }
+        }
+    }
+    return rc;
+}
+
+int hpl__region_chunks(const hpl__region *region, uint64_t max, hpl__chunk_fn fn, void *user)
+{
+    chunker k = {.max = max ? max : 1, .fn = fn, .user = user};
+    hpl__region_init(&k.chunk);
+    int rc = HPL_OK;
+    for (uint32_t i = 0; rc == HPL_OK && i < region->count; i++)
+        if (!hpl__box_empty(&region->boxes[i]))
+            rc = cut_box(&k, &region->boxes[i]);
+    if (rc == HPL_OK)
+        rc = emit(&k);
+    hpl__region_free(&k.chunk);
+    return rc;
+}

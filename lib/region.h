@@ -53,4 +53,11 @@ bool hpl__region_contains_box(const hpl__region *r, const hpl__box *b); /* b sub
 bool hpl__region_intersects_box(const hpl__region *r, const hpl__box *b);
 bool hpl__region_equal(const hpl__region *a, const hpl__region *b);     /* same point set */
 
+/* Calls fn with region cut into chunks of at most max elements, in order,
+ * each the union of pieces of region's boxes: groups of whole planes of a
+ * box, else groups of whole rows of one plane, else runs of one row. Stops
+ * at fn's first error and returns it. */
+typedef int (*hpl__chunk_fn)(void *user, const hpl__region *chunk);
+int hpl__region_chunks(const hpl__region *region, uint64_t max, hpl__chunk_fn fn, void *user);
+
 #endif

@@ -50,6 +50,7 @@ int hpl_stats_get(hpl_context *ctx, hpl_stats *out)
         t->operations += s->operations;
         t->submissions += s->submissions;
         t->transfer_submissions += s->transfer_submissions;
+        t->staged_bytes += s->staged_bytes;
     }
     HPL__UNLOCK(ctx);
     return HPL_OK;

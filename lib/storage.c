@@ -28,12 +28,25 @@ int hpl__host_storage_ensure(hpl__array *root)
 int hpl__host_storage_import(hpl_context *ctx, hpl__array *root, int device)
 {
     hpl__import *im = &root->imports[device];
-    if (im->buffer)
+    if (im->buffer || im->staged)
         return HPL_OK;
     hpl__device *d = &ctx->devices[device];
     int rc = hpl__host_storage_ensure(root);
+    if (rc == HPL_OK && !d->host_import && !d->zero_copy) {
+        im->staged = true;
+        return HPL_OK;
+    }
     if (rc == HPL_OK)
         rc = hpl__host_import(d, root->host, root->bytes, d->zero_copy, &im->buffer, &im->memory, &im->offset);
+    /* The driver refused this memory (a file mapping, say): transfers go
+     * through staging slots instead. A zero-copy device has no other way to
+     * reach it: its kernels run on it. */
+    if (rc != HPL_OK && rc != HPL_ERROR_OUT_OF_HOST_MEMORY && !d->zero_copy && !d->error) {
+        hpl__log(&ctx->logger, HPL_LOG_INFO, "array '%s': device %s cannot import its host memory (%s); staging its copies",
+                 root->name, d->info.name, hpl_last_error());
+        im->staged = true;
+        return HPL_OK;
+    }
     if (rc == HPL_OK && d->zero_copy) {
         VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = im->buffer};
         im->address = vkGetBufferDeviceAddress(d->device, &ai) + im->offset;
