@@ -38,20 +38,45 @@
  * (ii) One-row halo hop: a 256 x 256 uint grid split by rows over devices 0
  *   and 1 with hpl_part1(grid, 1) (one halo row each side), a 3-point
  *   vertical stencil (exact in integers), the two grids swapped every step.
- *   hplvk  per step: the eval on both devices + hpl_array_wait of its
- *          output, and (for reference) steps back to back then hpl_finish
- *   raw    one dispatch of a tiny kernel over one part's elements on device
- *          0's physical device, recorded once: vkQueueSubmit + spin on the
- *          fence (the figure of the target), and + vkWaitForFences
- *   Target (issue 15): the hop <= 2x the raw round trip. The issue measures
- *   the hop with GPU timestamps (producer kernel end to consumer kernel
- *   start); until hplvk's trace exposes them this program measures what the
- *   host sees per step, which also includes both kernels and the rows going
- *   both ways: an upper bound of the hop.
+ *   The hop is the time from a producer kernel's end to the start of the
+ *   consumer kernel that reads its rows on the other device, GPU timestamps
+ *   on the host's CLOCK_MONOTONIC; medians and 90th percentiles of every
+ *   hop of every round.
+ *   hplvk hop  steps back to back under hpl_trace_begin / hpl_trace_end
+ *          into a temporary file, read back: the stencil kernel of step i
+ *          on device c starts after the one of step i - 1 on the other
+ *          device, which wrote the grid it reads, ended. The host does not
+ *          wait between steps, so that it runs ahead of the devices; the
+ *          hops where it did not (the consumer's step issued after the
+ *          producer kernel ended, which puts host time in them) are counted.
+ *   raw hop  two VkDevices (compute queues, on the physical devices of
+ *          hplvk's devices 0 and 1): a kernel on A writes a row of 256
+ *          floats, A copies it into a host row imported into both
+ *          (VK_EXT_external_memory_host), B copies it in and runs a kernel
+ *          on it. B's submission is queued first and waits for A's through
+ *          timelines: the host waits for A's and signals B's
+ *          (vkSignalSemaphore: hplvk's progress thread, for devices that
+ *          share no semaphores) and, where the driver shares opaque-fd
+ *          timelines between the two (VK_KHR_external_semaphore_fd, one
+ *          physical device, validation off), B waits on A's timeline
+ *          imported (hplvk's peer timelines). vkCmdWriteTimestamp at A's
+ *          kernel end and B's kernel start (BOTTOM_OF_PIPE, as hplvk's
+ *          trace), put on CLOCK_MONOTONIC by VK_EXT_calibrated_timestamps
+ *          after each hop; without it (the reason is printed) no raw hop.
+ *          B's result is checked after every hop.
+ *   The step times the host sees, for reference: hplvk's steps each waited
+ *   (hpl_array_wait) and back to back (hpl_finish); the raw round trip, one
+ *   dispatch of a tiny kernel over one part's elements on device 0's
+ *   physical device, recorded once: vkQueueSubmit + spin on the fence, and
+ *   + vkWaitForFences.
+ *   Target (issue 15): the hplvk hop (both ways) <= 2x the raw round trip
+ *   (submit + spin); hplvk hop / raw hop says what hplvk adds to the
+ *   mechanism itself.
  *   The grid must equal a host computation of every step run, and the bytes
  *   moved per step must be the halo rows only (two rows each way).
  *
- * Rounds interleave every measurement; tables give medians over rounds.
+ * Rounds interleave every measurement; the tables of throughput and step
+ * times give medians over rounds, the hop table over every hop.
  * The RESULT line gives the largest exchange: time_ms hplvk's median, rate
  * its GB/s; verified when every check passed and no validation message
  * came (HPLVK_VALIDATION=1 turns the layer on for hplvk and the baseline
@@ -62,8 +87,10 @@
 #define SAMPLE_NAME "bench_exchange"
 #include "bench_vk.h"
 
+#include <errno.h>
+
 #define TARGET_EXCHANGE 0.9 /* hplvk / raw GB/s, at least */
-#define TARGET_HOP 2.0      /* hplvk step / raw round trip, at most */
+#define TARGET_HOP 2.0      /* hplvk hop / raw round trip, at most */
 #define SLOTS 4
 #define SLOT_MAX (16u << 20)
 #define HALO_ROWS 256
@@ -509,6 +536,413 @@ static void rt_destroy(rtrip *t)
 }
 
 /* ======================================================================
+ * (ii) the raw hop: one row from a kernel on A to a kernel on B, GPU-timed
+ * ====================================================================== */
+
+#define ROW_BYTES (HALO_COLS * sizeof(float)) /* one halo row */
+
+/* How B's consumer is ordered after A's producer. */
+typedef enum hop_order {
+    HOP_HOST_SIGNAL, /* the host waits for A's timeline, then signals B's (hplvk's progress thread) */
+    HOP_PEER_FD,     /* B waits on A's timeline imported from an opaque fd (hplvk's peer timelines) */
+} hop_order;
+
+typedef struct rhop {
+    bvk_device *A, *B;
+    void *host;                /* row 0: A's row; row 1: B's result; imported into both */
+    bvk_buffer host_a, host_b; /* the imports */
+    bvk_buffer row_a, row_b;   /* device-local: the producer's row, the consumer's */
+    bvk_axpb k_a, k_b;         /* row += 0.5 */
+    VkQueryPool end_a, start_b; /* producer kernel end, consumer kernel start */
+    VkSemaphore done_a, done_b; /* timelines: hop v's producer, consumer, complete */
+    VkSemaphore gate_b;        /* B's timeline the host signals (HOP_HOST_SIGNAL) */
+    VkSemaphore peer_b;        /* done_a imported into B (HOP_PEER_FD), or none */
+    VkCommandBuffer cb_a[2], cb_b; /* cb_a[1]: clears row_a */
+    uint64_t hops;             /* run so far: row_a holds hops * 0.5 */
+    uint64_t deviation_ns;     /* the largest calibration error of any hop */
+} rhop;
+
+/* A: row_a += 0.5; its end stamped; row_a out to host row 0 for B. */
+static bool rh_record_producer(rhop *h)
+{
+    const bvk_device *A = h->A;
+    VkCommandBuffer cb = h->cb_a[0];
+    BENCH_VK(bvk_begin(A, cb, 0));
+    A->vk.CmdResetQueryPool(cb, h->end_a, 0, 1);
+    /* After the last hop's copy of row_a and into host row 0, and the clear. */
+    bvk_barrier(A, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    bvk_axpb_bind(A, cb, &h->k_a, HALO_COLS, 1.0f, 0.5f);
+    bvk_axpb_dispatch(A, cb, HALO_COLS);
+    /* BOTTOM_OF_PIPE: written once the dispatch completed, as hplvk's end
+     * stamp of a kernel (lib/timestamps.c). */
+    A->vk.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, h->end_a, 0);
+    bvk_barrier(A, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_TRANSFER_READ_BIT);
+    bvk_copy(A, cb, h->row_a.buffer, 0, h->host_a.buffer, 0, ROW_BYTES);
+    bvk_host_barrier(A, cb);
+    BENCH_VK(A->vk.EndCommandBuffer(cb));
+    return true;
+}
+
+/* B: host row 0 into row_b; its start stamped; row_b += 0.5; row_b out to
+ * host row 1, where the host checks it. */
+static bool rh_record_consumer(rhop *h)
+{
+    const bvk_device *B = h->B;
+    VkCommandBuffer cb = h->cb_b;
+    BENCH_VK(bvk_begin(B, cb, 0));
+    B->vk.CmdResetQueryPool(cb, h->start_b, 0, 1);
+    /* After the last hop's kernel and copies of row_b and into host row 1. */
+    bvk_barrier(B, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_TRANSFER_WRITE_BIT);
+    bvk_copy(B, cb, h->host_b.buffer, 0, h->row_b.buffer, 0, ROW_BYTES);
+    bvk_barrier(B, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    bvk_axpb_bind(B, cb, &h->k_b, HALO_COLS, 1.0f, 0.5f);
+    /* BOTTOM_OF_PIPE before the dispatch: the moment everything before it
+     * completed, the row's copy included, as hplvk's begin stamp. */
+    B->vk.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, h->start_b, 0);
+    B->vk.CmdDispatch(cb, (HALO_COLS + BVK_AXPB_LOCAL_SIZE - 1) / BVK_AXPB_LOCAL_SIZE, 1, 1);
+    bvk_barrier(B, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_TRANSFER_READ_BIT);
+    bvk_copy(B, cb, h->row_b.buffer, 0, h->host_b.buffer, ROW_BYTES, ROW_BYTES);
+    bvk_host_barrier(B, cb);
+    BENCH_VK(B->vk.EndCommandBuffer(cb));
+    return true;
+}
+
+/* row_a = 0, so that after v hops it holds v * 0.5. */
+static bool rh_clear(rhop *h)
+{
+    const bvk_device *A = h->A;
+    VkCommandBuffer cb = h->cb_a[1];
+    BENCH_VK(bvk_begin(A, cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT));
+    A->vk.CmdFillBuffer(cb, h->row_a.buffer, 0, VK_WHOLE_SIZE, 0);
+    BENCH_VK(A->vk.EndCommandBuffer(cb));
+    BENCH_VK(bvk_submit_wait(A, cb, BVK_BLOCK));
+    return true;
+}
+
+/* Why B cannot wait on A's timeline imported from an opaque fd, or NULL. */
+static const char *rh_peer_missing(const rhop *h)
+{
+    if (h->A->inst->validation)
+        return "off with validation on, as in hplvk: the layer does not follow a timeline another VkDevice signals";
+    if (!h->A->semaphore_fd || !h->B->semaphore_fd)
+        return "the driver has no VK_KHR_external_semaphore_fd with opaque-fd timelines";
+    VkPhysicalDeviceIDProperties id[2] = {{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES},
+                                          {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES}};
+    for (int i = 0; i < 2; i++) {
+        VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id[i]};
+        h->A->inst->vk.GetPhysicalDeviceProperties2(i ? h->B->physical : h->A->physical, &p2);
+    }
+    /* An opaque fd carries driver-private state. */
+    if (memcmp(id[0].deviceUUID, id[1].deviceUUID, VK_UUID_SIZE) ||
+        memcmp(id[0].driverUUID, id[1].driverUUID, VK_UUID_SIZE))
+        return "an opaque fd moves only between VkDevices of one physical device and driver";
+    return NULL;
+}
+
+/* done_a, exportable as an opaque fd when B will import it. */
+static bool rh_producer_timeline(rhop *h, bool exportable)
+{
+    VkExportSemaphoreCreateInfo export = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                          .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .pNext = exportable ? &export : NULL,
+                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+    BENCH_VK(h->A->vk.CreateSemaphore(h->A->device, &ci, NULL, &h->done_a));
+    return true;
+}
+
+/* done_a imported into B as peer_b (permanently: B only waits on it). */
+static VkResult rh_import(rhop *h)
+{
+    int fd = -1;
+    VkSemaphoreGetFdInfoKHR gi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
+                                  .semaphore = h->done_a,
+                                  .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkResult r = h->A->vk.GetSemaphoreFdKHR(h->A->device, &gi, &fd);
+    if (r != VK_SUCCESS)
+        return r;
+    r = bvk_timeline_create(h->B, &h->peer_b);
+    VkImportSemaphoreFdInfoKHR ii = {.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR,
+                                     .semaphore = h->peer_b,
+                                     .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT,
+                                     .fd = fd};
+    if (r == VK_SUCCESS)
+        r = h->B->vk.ImportSemaphoreFdKHR(h->B->device, &ii);
+    if (r != VK_SUCCESS)
+        close(fd); /* a successful import owns it, a failed one does not */
+    return r;
+}
+
+static void rh_destroy(rhop *h)
+{
+    const bvk_device *A = h->A, *B = h->B;
+    if (B && B->device) {
+        B->vk.DeviceWaitIdle(B->device);
+        B->vk.DestroySemaphore(B->device, h->peer_b, NULL);
+        B->vk.DestroySemaphore(B->device, h->gate_b, NULL);
+        B->vk.DestroySemaphore(B->device, h->done_b, NULL);
+        B->vk.DestroyQueryPool(B->device, h->start_b, NULL);
+        bvk_axpb_destroy(B, &h->k_b);
+        bvk_buffer_destroy(B, &h->row_b);
+        bvk_buffer_destroy(B, &h->host_b);
+        bvk_commands_free(B, 1, &h->cb_b);
+    }
+    if (A && A->device) {
+        A->vk.DeviceWaitIdle(A->device);
+        A->vk.DestroySemaphore(A->device, h->done_a, NULL);
+        A->vk.DestroyQueryPool(A->device, h->end_a, NULL);
+        bvk_axpb_destroy(A, &h->k_a);
+        bvk_buffer_destroy(A, &h->row_a);
+        bvk_buffer_destroy(A, &h->host_a);
+        bvk_commands_free(A, 2, h->cb_a);
+    }
+    free(h->host); /* after both imports are freed */
+    memset(h, 0, sizeof *h);
+}
+
+/* The raw hop between A and B; *peer_why says why HOP_PEER_FD cannot run
+ * (NULL: it can). Needs calibrated timestamps on both (checked by the
+ * caller). */
+static bool rh_create(bvk_device *A, bvk_device *B, rhop *h, const char **peer_why)
+{
+    const VkBufferUsageFlags usage =
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    memset(h, 0, sizeof *h);
+    h->A = A;
+    h->B = B;
+    if (!A->host_import || !B->host_import) {
+        fprintf(stderr, SAMPLE_NAME ": the raw hop needs VK_EXT_external_memory_host on both devices\n");
+        return false;
+    }
+    VkDeviceSize align = A->import_alignment > B->import_alignment ? A->import_alignment : B->import_alignment;
+    align = align < 4096 ? 4096 : align;
+    const VkDeviceSize host_bytes = (2 * ROW_BYTES + align - 1) / align * align;
+    if (!(h->host = aligned_alloc(align, host_bytes))) {
+        fprintf(stderr, SAMPLE_NAME ": out of host memory\n");
+        return false;
+    }
+    *peer_why = rh_peer_missing(h);
+    if (!bvk_buffer_import(A, h->host, host_bytes, &h->host_a) ||
+        !bvk_buffer_import(B, h->host, host_bytes, &h->host_b) ||
+        !bvk_buffer_create(A, ROW_BYTES, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &h->row_a) ||
+        !bvk_buffer_create(B, ROW_BYTES, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &h->row_b) ||
+        !bvk_axpb_create(A, h->row_a.buffer, &h->k_a) || !bvk_axpb_create(B, h->row_b.buffer, &h->k_b) ||
+        !bvk_commands(A, 2, h->cb_a) || !bvk_commands(B, 1, &h->cb_b) || !rh_producer_timeline(h, !*peer_why))
+        return false;
+    BENCH_VK(bvk_timestamp_pool(A, &h->end_a));
+    BENCH_VK(bvk_timestamp_pool(B, &h->start_b));
+    BENCH_VK(bvk_timeline_create(B, &h->done_b));
+    BENCH_VK(bvk_timeline_create(B, &h->gate_b));
+    VkResult r = *peer_why ? VK_SUCCESS : rh_import(h);
+    if (r != VK_SUCCESS)
+        *peer_why = "exporting A's timeline or importing it into B failed";
+    return rh_record_producer(h) && rh_record_consumer(h) && rh_clear(h);
+}
+
+/* B's result of hop v is A's row of hop v (v * 0.5) plus 0.5: B read A's
+ * row only after A wrote it. */
+static bool rh_check(const rhop *h, uint64_t v)
+{
+    const float *row = (const float *)h->host + HALO_COLS, want = (float)((double)v * 0.5 + 0.5);
+    for (uint32_t i = 0; i < HALO_COLS; i++)
+        if (row[i] != want) {
+            fprintf(stderr, SAMPLE_NAME ": raw hop %" PRIu64 ": element %u = %g, expected %g\n", v, i, (double)row[i],
+                    (double)want);
+            return false;
+        }
+    return true;
+}
+
+/* Consumer kernel start on B minus producer kernel end on A, each put on
+ * CLOCK_MONOTONIC by a calibration point taken just after the hop. */
+static bool rh_measure(rhop *h, double *us)
+{
+    uint64_t end_a = 0, start_b = 0;
+    bvk_clock_point pa, pb;
+    BENCH_VK(bvk_timestamp(h->A, h->end_a, &end_a));
+    BENCH_VK(bvk_timestamp(h->B, h->start_b, &start_b));
+    BENCH_VK(bvk_calibrate(h->A, &pa));
+    BENCH_VK(bvk_calibrate(h->B, &pb));
+    double ns = (double)(int64_t)(pb.ns - pa.ns) + bvk_ns_since(h->B, &pb, start_b) - bvk_ns_since(h->A, &pa, end_a);
+    *us = ns * 1e-3;
+    uint64_t deviation = pa.deviation_ns + pb.deviation_ns;
+    h->deviation_ns = deviation > h->deviation_ns ? deviation : h->deviation_ns;
+    return true;
+}
+
+/* One hop: B's consumer is queued first, waiting, then A's producer; B
+ * starts once A's timeline reached the hop's value, seen by the host or by
+ * B itself. */
+static bool rh_hop(rhop *h, hop_order order, double *us)
+{
+    const uint64_t v = ++h->hops;
+    BENCH_VK(bvk_submit_after(h->B, h->cb_b, order == HOP_PEER_FD ? h->peer_b : h->gate_b, v, h->done_b, v));
+    BENCH_VK(bvk_submit(h->A, h->cb_a[0], h->done_a, v, VK_NULL_HANDLE));
+    if (order == HOP_HOST_SIGNAL) {
+        BENCH_VK(bvk_wait_value(h->A, h->done_a, v));
+        BENCH_VK(bvk_signal(h->B, h->gate_b, v));
+    }
+    BENCH_VK(bvk_wait_value(h->B, h->done_b, v));
+    BENCH_VK(bvk_wait_value(h->A, h->done_a, v));
+    return rh_check(h, v) && rh_measure(h, us);
+}
+
+/* ======================================================================
+ * (ii) hop samples, and the hplvk hop read off a trace of the steps
+ * ====================================================================== */
+
+/* Hops in microseconds, or why there are none. */
+typedef struct hop_samples {
+    double *us;
+    int n, cap;
+    char why[400]; /* "": measured */
+} hop_samples;
+
+enum { HOP_H01, HOP_H10, HOP_H_BOTH, HOP_RAW_HOST, HOP_RAW_PEER, HOP_COUNT };
+
+static void samples_add(hop_samples *s, double us)
+{
+    if (s->n < s->cap)
+        s->us[s->n++] = us;
+}
+
+static void samples_why(hop_samples *s, const char *why)
+{
+    snprintf(s->why, sizeof s->why, "%s", why);
+}
+
+/* Median and 90th percentile (nearest rank); sorts the samples. */
+static void samples_stats(hop_samples *s, double *median, double *p90)
+{
+    const int n = s->n;
+    qsort(s->us, (size_t)n, sizeof *s->us, bench_cmp_double);
+    *median = n % 2 ? s->us[n / 2] : 0.5 * (s->us[n / 2 - 1] + s->us[n / 2]);
+    *p90 = s->us[(9 * n + 9) / 10 - 1];
+}
+
+/* A stencil subkernel of the trace. */
+typedef struct traced_kernel {
+    double begin, end;          /* microseconds of CLOCK_MONOTONIC from the trace's origin */
+    bool gpu;                   /* timed by the device (args.clock "gpu"), not seen by the host */
+    char reads[16], writes[16]; /* the grids it reads and writes */
+} traced_kernel;
+
+/* What the hop needs of one trace: lib/trace.c writes it. */
+typedef struct trace_scan {
+    traced_kernel *k[2]; /* device 0's and 1's, in recording order: one per step */
+    int n[2], cap;
+    char calibration[2][40];  /* otherData.devices[d].calibration */
+    uint64_t clock_error_ns;  /* the largest otherData.devices[d].clock_error_ns */
+    double origin_us;         /* otherData.origin_ns: CLOCK_MONOTONIC of the trace's 0 */
+} trace_scan;
+
+/* Where the value of `key` starts in a line of the trace, or NULL. The
+ * trace is our own: one event per line, each key once in an event, and a
+ * quote inside a string escaped, so a key found is that key. */
+static const char *trace_value(const char *line, const char *key)
+{
+    const char *p = strstr(line, key);
+    return p ? p + strlen(key) : NULL;
+}
+
+/* The string starting after `key` (which ends with its opening quote) into
+ * out; "" when absent. Names of this program's arrays hold no escapes. */
+static void trace_string(const char *line, const char *key, char *out, size_t cap)
+{
+    const char *p = trace_value(line, key);
+    size_t n = 0;
+    while (p && p[n] && p[n] != '"' && n + 1 < cap)
+        n++;
+    memcpy(out, p ? p : "", n);
+    out[n] = '\0';
+}
+
+/* {"device":d,...,"calibration":"...","clock_error_ns":N} of otherData. */
+static void scan_device(trace_scan *s, const char *line)
+{
+    int d = atoi(trace_value(line, "{\"device\":"));
+    const char *err = trace_value(line, "\"clock_error_ns\":");
+    if (d < 0 || d > 1)
+        return;
+    trace_string(line, "\"calibration\":\"", s->calibration[d], sizeof s->calibration[d]);
+    uint64_t ns = err ? strtoull(err, NULL, 10) : 0;
+    s->clock_error_ns = ns > s->clock_error_ns ? ns : s->clock_error_ns;
+}
+
+/* A stencil kernel event: "ts" and "dur", args.clock, args.device,
+ * args.reads, args.writes. Counted even past cap, so that a trace with
+ * more kernels than steps shows. */
+static void scan_kernel(trace_scan *s, const char *line)
+{
+    const char *device = trace_value(line, "\"device\":"), *ts = trace_value(line, "\"ts\":"),
+               *dur = trace_value(line, "\"dur\":"), *clock = trace_value(line, "\"clock\":\"");
+    int d = device ? atoi(device) : -1;
+    if (d < 0 || d > 1 || !ts || !dur || s->n[d]++ >= s->cap)
+        return;
+    traced_kernel *k = &s->k[d][s->n[d] - 1];
+    k->begin = strtod(ts, NULL);
+    k->end = k->begin + strtod(dur, NULL);
+    k->gpu = clock && strncmp(clock, "gpu\"", 4) == 0;
+    trace_string(line, "\"reads\":[\"", k->reads, sizeof k->reads);
+    trace_string(line, "\"writes\":[\"", k->writes, sizeof k->writes);
+}
+
+static bool scan_trace(const char *path, trace_scan *s)
+{
+    static const char kernel[] = "{\"name\":\"stencil\",\"cat\":\"kernel\"", device[] = "  {\"device\":",
+                      other[] = "\"otherData\":";
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, SAMPLE_NAME ": cannot read the trace %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    s->n[0] = s->n[1] = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        if (strncmp(line, kernel, sizeof kernel - 1) == 0)
+            scan_kernel(s, line);
+        else if (strncmp(line, device, sizeof device - 1) == 0)
+            scan_device(s, line);
+        else if (strncmp(line, other, sizeof other - 1) == 0)
+            s->origin_us = strtod(trace_value(line, "\"origin_ns\":"), NULL) * 1e-3;
+    }
+    bool ok = !ferror(f);
+    free(line);
+    fclose(f);
+    if (!ok)
+        fprintf(stderr, SAMPLE_NAME ": reading the trace %s failed\n", path);
+    return ok;
+}
+
+/* Hops from device p to device c: the consumer's kernel of step i starts
+ * after the producer's kernel of step i - 1 ended, which wrote the grid,
+ * and so the halo rows, it reads. Both must be GPU-timed. issued[i]: when
+ * hpl_eval of step i returned (CLOCK_MONOTONIC microseconds); a hop whose
+ * consumer step was issued after its producer kernel ended holds host time
+ * too, and counts into *late. */
+static void trace_hops(const trace_scan *s, const double *issued, int p, int c, hop_samples *one_way,
+                       hop_samples *both, int *late)
+{
+    for (int i = 1; i < s->n[c]; i++) {
+        const traced_kernel *producer = &s->k[p][i - 1], *consumer = &s->k[c][i];
+        if (!producer->gpu || !consumer->gpu || strcmp(consumer->reads, producer->writes) != 0)
+            continue;
+        samples_add(one_way, consumer->begin - producer->end);
+        samples_add(both, consumer->begin - producer->end);
+        *late += issued[i] - s->origin_us > producer->end;
+    }
+}
+
+/* ======================================================================
  * Runs and printout
  * ====================================================================== */
 
@@ -561,55 +995,249 @@ static bool run_exchange_size(hdevs *h, bvk_device *A, bvk_device *B, uint64_t b
     return ok;
 }
 
-/* (ii): every round runs hplvk's steps (waited each, then back to back) and
- * the raw round trips, `steps` of each. */
-static bool run_halo(hdevs *h, bvk_device *C, const config *cfg)
+/* (ii): every round runs hplvk's steps (waited each, back to back, and
+ * back to back under a trace, which gives its hops), the raw round trips
+ * and the raw hops, `steps` of each. */
+typedef struct halo_bench {
+    halo hl;
+    rtrip rt;
+    rhop rh;
+    double *step[L_COUNT]; /* host-observed microseconds per step, per round */
+    hop_samples hop[HOP_COUNT];
+    trace_scan scan;
+    double *issued;      /* per traced step: when its hpl_eval returned, CLOCK_MONOTONIC us */
+    int host_late;       /* hplvk hops whose consumer step was issued after the producer kernel ended */
+    char trace_path[64]; /* the temporary trace file; "" when none */
+} halo_bench;
+
+/* The hplvk steps back to back, traced, and their hops each way. The host
+ * does not wait between steps, so that it runs ahead and a consumer's
+ * kernel waits for the hop, not for the host (host_late counts where it did
+ * not). Nothing is added (and why says so) when the trace cannot be taken
+ * or its kernels do not pair up with the steps; false on an error. */
+static bool halo_traced(hpl_context *ctx, halo_bench *b, int steps)
 {
-    halo hl = {0};
-    rtrip rt = {0};
-    double *m[L_COUNT] = {0};
+    hop_samples *hop = b->hop;
+    if (hop[HOP_H01].why[0]) /* an earlier round could not trace */
+        return true;
+    if (hpl_trace_begin(ctx, b->trace_path) != HPL_OK) { /* HPLVK_TRACE is set, say */
+        char why[sizeof hop->why];
+        snprintf(why, sizeof why, "%s", hpl_last_error());
+        for (int i = HOP_H01; i <= HOP_H_BOTH; i++)
+            samples_why(&hop[i], why);
+        return true;
+    }
     bool ok = true;
-    for (int i = 0; i < L_COUNT && ok; i++)
-        ok = (m[i] = calloc((size_t)cfg->rounds, sizeof(double))) != NULL;
-    ok = ok && halo_create(h->ctx, &hl) && rt_create(C, &rt);
-    double warm;
-    ok = ok && halo_run(h->ctx, &hl, 3, true, &warm) && rt_run(&rt, 3, BVK_SPIN, &warm);
-    for (int r = 0; ok && r < cfg->rounds; r++) {
-        ok = halo_run(h->ctx, &hl, cfg->steps, true, &m[L_H_WAIT][r]) && hpl_stats_reset(h->ctx) == HPL_OK &&
-             halo_run(h->ctx, &hl, cfg->steps, false, &m[L_H_BACK][r]) &&
-             halo_traffic(h->ctx, (uint64_t)cfg->steps, r == cfg->rounds - 1) &&
-             rt_run(&rt, cfg->steps, BVK_SPIN, &m[L_RAW_SPIN][r]) && rt_run(&rt, cfg->steps, BVK_BLOCK, &m[L_RAW_BLOCK][r]);
+    for (int s = 0; ok && s < steps; s++) {
+        ok = halo_step(ctx, &b->hl);
+        b->issued[s] = bench_now_us();
     }
-    ok = ok && halo_verify(h->ctx, &hl) && rt_verify(&rt);
-    if (ok) {
-        static const char *const label[L_COUNT] = {
-            "hplvk  step: eval on devices 0+1, hpl_array_wait",
-            "hplvk  steps back to back, hpl_finish (per step)",
-            "raw    1 dispatch: vkQueueSubmit + spin on fence",
-            "raw    1 dispatch: vkQueueSubmit + vkWaitForFences",
-        };
-        bench_stat st[L_COUNT];
-        printf("  %-52s %9s %9s %9s\n", "host-observed microseconds per step", "median", "min", "max");
-        for (int i = 0; i < L_COUNT; i++) {
-            st[i] = bench_stats(m[i], cfg->rounds);
-            printf("  %-52s %9.2f %9.2f %9.2f\n", label[i], st[i].median, st[i].min, st[i].max);
+    BENCH_HPL(hpl_trace_end(ctx)); /* waits for the steps */
+    if (!ok || !scan_trace(b->trace_path, &b->scan))
+        return false;
+    if (b->scan.n[0] != steps || b->scan.n[1] != steps) {
+        char why[sizeof hop->why];
+        snprintf(why, sizeof why, "the trace holds %d and %d stencil kernels on devices 0 and 1 for %d steps",
+                 b->scan.n[0], b->scan.n[1], steps);
+        for (int i = HOP_H01; i <= HOP_H_BOTH; i++)
+            samples_why(&hop[i], why);
+        return true;
+    }
+    trace_hops(&b->scan, b->issued, 0, 1, &hop[HOP_H01], &hop[HOP_H_BOTH], &b->host_late);
+    trace_hops(&b->scan, b->issued, 1, 0, &hop[HOP_H10], &hop[HOP_H_BOTH], &b->host_late);
+    return true;
+}
+
+/* `hops` raw hops of each order that can run; kept, or warm-up. */
+static bool raw_hops(halo_bench *b, int hops, bool keep)
+{
+    static const struct {
+        int sample;
+        hop_order order;
+    } runs[2] = {{HOP_RAW_HOST, HOP_HOST_SIGNAL}, {HOP_RAW_PEER, HOP_PEER_FD}};
+    for (int i = 0; i < hops; i++)
+        for (int r = 0; r < 2; r++) {
+            hop_samples *s = &b->hop[runs[r].sample];
+            double us;
+            if (s->why[0])
+                continue;
+            if (!rh_hop(&b->rh, runs[r].order, &us))
+                return false;
+            if (keep)
+                samples_add(s, us);
         }
-        double ratio = st[L_RAW_SPIN].median > 0.0 ? st[L_H_WAIT].median / st[L_RAW_SPIN].median : 0.0;
-        printf("  target (issue 15): hop <= %.1fx the raw round trip; hplvk step / raw spin = %.2f  %s\n", TARGET_HOP,
-               ratio, bench_verdict(ratio, TARGET_HOP, false));
-        printf("  (host-observed, an upper bound: a step also holds both kernels and rows going both ways; the\n"
-               "   issue's figure is GPU timestamps, producer kernel end to consumer kernel start: run with\n"
-               "   HPLVK_TRACE=file.json and read it off the trace)\n");
+    return true;
+}
+
+/* The raw hop on C (producer) and D (consumer), where both put their
+ * timestamps on CLOCK_MONOTONIC; else why not, for both orders. */
+static bool raw_hop_create(bvk_device *C, bvk_device *D, halo_bench *b)
+{
+    const bvk_device *lacking = C->no_calibration ? C : D->no_calibration ? D : NULL;
+    if (lacking) {
+        char why[sizeof b->hop->why];
+        snprintf(why, sizeof why, "device %d (%s): %s", lacking == C ? 0 : 1, lacking->props.deviceName,
+                 lacking->no_calibration);
+        samples_why(&b->hop[HOP_RAW_HOST], why);
+        samples_why(&b->hop[HOP_RAW_PEER], why);
+        return true;
     }
-    /* The hop itself (producer kernel end to consumer kernel start, GPU
-     * timestamps) is read off a trace of this program (HPLVK_TRACE=file):
-     * samples/RESULTS.md gives it. This program reports the host-observed
-     * step, an upper bound. */
-    ok = halo_destroy(h->ctx, &hl) && ok;
-    rt_destroy(&rt);
+    const char *peer_why = NULL;
+    if (!rh_create(C, D, &b->rh, &peer_why))
+        return false;
+    if (peer_why)
+        samples_why(&b->hop[HOP_RAW_PEER], peer_why);
+    return true;
+}
+
+static bool halo_bench_destroy(hpl_context *ctx, halo_bench *b)
+{
+    bool ok = halo_destroy(ctx, &b->hl);
+    rt_destroy(&b->rt);
+    rh_destroy(&b->rh);
+    if (b->trace_path[0])
+        unlink(b->trace_path);
     for (int i = 0; i < L_COUNT; i++)
-        free(m[i]);
+        free(b->step[i]);
+    for (int i = 0; i < HOP_COUNT; i++)
+        free(b->hop[i].us);
+    free(b->scan.k[0]);
+    free(b->scan.k[1]);
+    free(b->issued);
     return ok;
+}
+
+static bool halo_bench_create(hdevs *h, bvk_device *C, bvk_device *D, const config *cfg, halo_bench *b)
+{
+    const int hops = cfg->rounds * cfg->steps; /* of each kind, at most */
+    bool ok = true;
+    for (int i = 0; i < L_COUNT; i++)
+        ok = (b->step[i] = calloc((size_t)cfg->rounds, sizeof(double))) && ok;
+    for (int i = 0; i < HOP_COUNT; i++) {
+        b->hop[i].cap = i == HOP_H_BOTH ? 2 * hops : hops;
+        ok = (b->hop[i].us = calloc((size_t)b->hop[i].cap, sizeof(double))) && ok;
+    }
+    b->scan.cap = cfg->steps;
+    ok = (b->scan.k[0] = calloc((size_t)cfg->steps, sizeof(traced_kernel))) && ok;
+    ok = (b->scan.k[1] = calloc((size_t)cfg->steps, sizeof(traced_kernel))) && ok;
+    ok = (b->issued = calloc((size_t)cfg->steps, sizeof(double))) && ok;
+    if (!ok) {
+        fprintf(stderr, SAMPLE_NAME ": out of host memory\n");
+        return false;
+    }
+    snprintf(b->trace_path, sizeof b->trace_path, "/tmp/" SAMPLE_NAME "-hop-XXXXXX");
+    int fd = mkstemp(b->trace_path);
+    if (fd < 0) {
+        fprintf(stderr, SAMPLE_NAME ": mkstemp(%s): %s\n", b->trace_path, strerror(errno));
+        b->trace_path[0] = '\0';
+        return false;
+    }
+    close(fd); /* hpl_trace_begin opens it by name */
+    return halo_create(h->ctx, &b->hl) && rt_create(C, &b->rt) && raw_hop_create(C, D, b);
+}
+
+static bool halo_round(hdevs *h, halo_bench *b, const config *cfg, int r)
+{
+    hpl_context *ctx = h->ctx;
+    return halo_run(ctx, &b->hl, cfg->steps, true, &b->step[L_H_WAIT][r]) && hpl_stats_reset(ctx) == HPL_OK &&
+           halo_run(ctx, &b->hl, cfg->steps, false, &b->step[L_H_BACK][r]) &&
+           halo_traffic(ctx, (uint64_t)cfg->steps, r == cfg->rounds - 1) && halo_traced(ctx, b, cfg->steps) &&
+           rt_run(&b->rt, cfg->steps, BVK_SPIN, &b->step[L_RAW_SPIN][r]) &&
+           rt_run(&b->rt, cfg->steps, BVK_BLOCK, &b->step[L_RAW_BLOCK][r]) && raw_hops(b, cfg->steps, true);
+}
+
+static void print_steps(halo_bench *b, const config *cfg, bench_stat st[L_COUNT])
+{
+    static const char *const label[L_COUNT] = {
+        "hplvk  step: eval on devices 0+1, hpl_array_wait",
+        "hplvk  steps back to back, hpl_finish (per step)",
+        "raw    1 dispatch: vkQueueSubmit + spin on fence",
+        "raw    1 dispatch: vkQueueSubmit + vkWaitForFences",
+    };
+    printf("  %-52s %9s %9s %9s\n", "host-observed microseconds per step", "median", "min", "max");
+    for (int i = 0; i < L_COUNT; i++) {
+        st[i] = bench_stats(b->step[i], cfg->rounds);
+        printf("  %-52s %9.2f %9.2f %9.2f\n", label[i], st[i].median, st[i].min, st[i].max);
+    }
+}
+
+/* The hop table, and each measured kind's median (hop[i].why says which
+ * were not). */
+static void print_hops(halo_bench *b, double medians[HOP_COUNT])
+{
+    static const char *const label[HOP_COUNT] = {
+        "hplvk  device 0 -> 1 (trace of steps back to back)",
+        "hplvk  device 1 -> 0",
+        "hplvk  both ways",
+        "raw    host waits A's timeline, signals B's",
+        "raw    B waits on A's timeline imported from an fd",
+    };
+    printf("  %-52s %9s %9s %9s\n", "hop: producer kernel end -> consumer kernel start, us", "median", "p90", "hops");
+    for (int i = 0; i < HOP_COUNT; i++) {
+        hop_samples *s = &b->hop[i];
+        double p90 = 0.0;
+        medians[i] = 0.0;
+        if (!s->why[0] && s->n == 0)
+            samples_why(s, "no pair of GPU-timed kernels (a hop needs 2 steps or more)");
+        if (s->why[0]) {
+            printf("  %-52s not measured: %s\n", label[i], s->why);
+            continue;
+        }
+        samples_stats(s, &medians[i], &p90);
+        printf("  %-52s %9.2f %9.2f %9d\n", label[i], medians[i], p90, s->n);
+    }
+    const trace_scan *t = &b->scan;
+    bool same = strcmp(t->calibration[0], t->calibration[1]) == 0;
+    if (!b->hop[HOP_H_BOTH].why[0])
+        printf("  (hplvk: GPU timestamps on CLOCK_MONOTONIC by %s%s%s, error <= %" PRIu64 " ns; %d of %d hops\n"
+               "   had the consumer's step issued by the host only after the producer kernel ended: host time in "
+               "them)\n",
+               t->calibration[0], same ? "" : " / ", same ? "" : t->calibration[1], t->clock_error_ns, b->host_late,
+               b->hop[HOP_H_BOTH].n);
+    if (b->rh.hops)
+        printf("  (raw: two VkDevices, one host row imported into both, GPU timestamps on CLOCK_MONOTONIC by\n"
+               "   VK_EXT_calibrated_timestamps, error <= %" PRIu64 " ns)\n",
+               b->rh.deviation_ns);
+}
+
+static void print_targets(const halo_bench *b, const double hop[HOP_COUNT], double round_trip)
+{
+    const bool hplvk = !b->hop[HOP_H_BOTH].why[0];
+    printf("  target (issue 15): hop <= %.1fx the raw round trip; hplvk hop / raw spin = ", TARGET_HOP);
+    if (hplvk)
+        printf("%.2f  %s\n", hop[HOP_H_BOTH] / round_trip,
+               bench_verdict(hop[HOP_H_BOTH] / round_trip, TARGET_HOP, false));
+    else
+        printf("n/a: the hplvk hop was not measured\n");
+    bool any = false;
+    for (int i = HOP_RAW_HOST; i <= HOP_RAW_PEER; i++)
+        if (hplvk && !b->hop[i].why[0]) {
+            printf("  hplvk hop / raw hop (%s) = %.2f\n", i == HOP_RAW_HOST ? "host signals" : "imported fd",
+                   hop[HOP_H_BOTH] / hop[i]);
+            any = true;
+        }
+    if (any)
+        printf("  (hplvk orders its devices as the fd variant does between logical devices of one GPU whose driver\n"
+               "   shares timelines, validation off and HPLVK_PEER_SEMAPHORES not 0; else as the host one does)\n");
+}
+
+static bool run_halo(hdevs *h, bvk_device *C, bvk_device *D, const config *cfg)
+{
+    halo_bench b = {0};
+    double warm;
+    bool ok = halo_bench_create(h, C, D, cfg, &b) && halo_run(h->ctx, &b.hl, 3, true, &warm) &&
+              rt_run(&b.rt, 3, BVK_SPIN, &warm) && raw_hops(&b, 3, false);
+    for (int r = 0; ok && r < cfg->rounds; r++)
+        ok = halo_round(h, &b, cfg, r);
+    ok = ok && halo_verify(h->ctx, &b.hl) && rt_verify(&b.rt);
+    if (ok) {
+        bench_stat st[L_COUNT];
+        double hop[HOP_COUNT];
+        print_steps(&b, cfg, st);
+        print_hops(&b, hop);
+        print_targets(&b, hop, st[L_RAW_SPIN].median);
+    }
+    return halo_bench_destroy(h->ctx, &b) && ok;
 }
 
 /* ======================================================================
@@ -688,7 +1316,7 @@ int main(int argc, char **argv)
     static const uint64_t sizes_mib[] = {1, 4, 16, 64, 256, 1024};
     hdevs h = {.info = {{.name = "none"}, {.name = "none"}}};
     bvk_instance inst = {0};
-    bvk_device A = {0}, B = {0}, C = {0};
+    bvk_device A = {0}, B = {0}, C = {0}, D = {0};
     config cfg = {0};
     exchange_result res = {0};
     bool ok = open_context(&h.ctx), measured = false;
@@ -700,10 +1328,12 @@ int main(int argc, char **argv)
         return 2;
     }
     bvk_match m0 = bvk_match_of(&h.info[0]), m1 = bvk_match_of(&h.info[1]);
-    /* A and B: the exchange's two devices (copy queues); C: the round trip's
-     * (a compute queue), on device 0's physical device. */
+    /* A and B: the exchange's two devices (copy queues); C and D: the raw
+     * hop's producer and consumer (compute queues), C also the round trip's,
+     * on device 0's and device 1's physical devices. */
     ok = ok && bvk_instance_create(&inst, cfg.validation) && bvk_device_create(&inst, &m0, BVK_QUEUE_TRANSFER, &A) &&
-         bvk_device_create(&inst, &m1, BVK_QUEUE_TRANSFER, &B) && bvk_device_create(&inst, &m0, BVK_QUEUE_COMPUTE, &C);
+         bvk_device_create(&inst, &m1, BVK_QUEUE_TRANSFER, &B) &&
+         bvk_device_create(&inst, &m0, BVK_QUEUE_COMPUTE, &C) && bvk_device_create(&inst, &m1, BVK_QUEUE_COMPUTE, &D);
     ok = ok && bench_kernels_create(h.ctx, &h.kern);
     if (ok)
         print_header(&cfg, &h, &A);
@@ -712,9 +1342,10 @@ int main(int argc, char **argv)
             ok = run_exchange_size(&h, &A, &B, sizes_mib[i] << 20, cfg.rounds, &res);
     if (ok)
         printf("(ii) one-row halo hop: %d x %d uint grid split by rows over devices 0 and 1, hpl_part1(grid, 1), "
-               "3-point stencil; %d steps per round; raw round trip on a %s queue of device 0's physical device\n",
-               HALO_ROWS, HALO_COLS, cfg.steps, bvk_family_kind(&C));
-    ok = ok && run_halo(&h, &C, &cfg);
+               "3-point stencil; %d steps per round; raw round trip on a %s queue of device 0's physical device, "
+               "raw hop from it to a %s queue of device 1's\n",
+               HALO_ROWS, HALO_COLS, cfg.steps, bvk_family_kind(&C), bvk_family_kind(&D));
+    ok = ok && run_halo(&h, &C, &D, &cfg);
     measured = ok && res.bytes > 0;
 
     ok = bench_kernels_destroy(h.ctx, &h.kern) && ok;
@@ -723,6 +1354,7 @@ int main(int argc, char **argv)
         ok = false;
     }
     hpl_context_destroy(h.ctx);
+    bvk_device_destroy(&D);
     bvk_device_destroy(&C);
     bvk_device_destroy(&B);
     bvk_device_destroy(&A);

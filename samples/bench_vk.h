@@ -272,7 +272,7 @@ static inline bool bench_moved(hpl_context *ctx, int device, uint64_t to_device,
     X(DestroyInstance) X(EnumeratePhysicalDevices) X(GetPhysicalDeviceProperties)                            \
     X(GetPhysicalDeviceProperties2) X(GetPhysicalDeviceQueueFamilyProperties)                                \
     X(GetPhysicalDeviceMemoryProperties) X(EnumerateDeviceExtensionProperties) X(CreateDevice)              \
-    X(GetDeviceProcAddr)
+    X(GetDeviceProcAddr) X(GetPhysicalDeviceExternalSemaphoreProperties)
 #define BVK_DEBUG_FUNCS(X) X(CreateDebugUtilsMessengerEXT) X(DestroyDebugUtilsMessengerEXT)
 #define BVK_DEVICE_FUNCS(X)                                                                                  \
     X(DestroyDevice) X(GetDeviceQueue) X(DeviceWaitIdle) X(CreateBuffer) X(DestroyBuffer)                    \
@@ -286,9 +286,15 @@ static inline bool bench_moved(hpl_context *ctx, int device, uint64_t to_device,
     X(CmdBindDescriptorSets) X(CmdPushConstants) X(CmdDispatch) X(CmdPipelineBarrier) X(CmdCopyBuffer)      \
     X(CmdFillBuffer)                                                                                         \
     X(CreateFence) X(DestroyFence) X(ResetFences) X(WaitForFences) X(GetFenceStatus) X(QueueSubmit)         \
-    X(CreateSemaphore) X(DestroySemaphore) X(WaitSemaphores) X(GetSemaphoreCounterValue)
+    X(CreateSemaphore) X(DestroySemaphore) X(WaitSemaphores) X(GetSemaphoreCounterValue)                  \
+    X(SignalSemaphore) X(CreateQueryPool) X(DestroyQueryPool) X(CmdResetQueryPool) X(CmdWriteTimestamp)     \
+    X(GetQueryPoolResults)
 /* Only with VK_EXT_external_memory_host. */
 #define BVK_IMPORT_FUNCS(X) X(GetMemoryHostPointerPropertiesEXT)
+/* Only with VK_EXT_calibrated_timestamps (bvk_device.no_calibration NULL). */
+#define BVK_CALIBRATION_FUNCS(X) X(GetCalibratedTimestampsEXT)
+/* Only with VK_KHR_external_semaphore_fd (bvk_device.semaphore_fd). */
+#define BVK_SEMAPHORE_FD_FUNCS(X) X(GetSemaphoreFdKHR) X(ImportSemaphoreFdKHR)
 
 #define BVK_MEMBER(name) PFN_vk##name name;
 
@@ -302,6 +308,8 @@ typedef struct bvk_instance {
         BVK_GLOBAL_FUNCS(BVK_MEMBER)
         BVK_INSTANCE_FUNCS(BVK_MEMBER)
         BVK_DEBUG_FUNCS(BVK_MEMBER)
+        /* NULL when no driver has VK_EXT_calibrated_timestamps. */
+        PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT GetPhysicalDeviceCalibrateableTimeDomainsEXT;
     } vk;
 } bvk_instance;
 
@@ -316,11 +324,18 @@ typedef struct bvk_device {
     VkQueueFlags family_flags;
     bool host_import;               /* VK_EXT_external_memory_host enabled */
     VkDeviceSize import_alignment;  /* minImportedHostPointerAlignment */
+    uint32_t timestamp_bits;        /* the queue family's timestampValidBits */
+    /* Why the queue's timestamps cannot be put on the host's CLOCK_MONOTONIC
+     * (bvk_calibration_missing); NULL: VK_EXT_calibrated_timestamps enabled. */
+    const char *no_calibration;
+    bool semaphore_fd;              /* VK_KHR_external_semaphore_fd enabled, opaque-fd timelines */
     VkCommandPool pool;
     VkFence fence;
     struct {
         BVK_DEVICE_FUNCS(BVK_MEMBER)
         BVK_IMPORT_FUNCS(BVK_MEMBER)
+        BVK_CALIBRATION_FUNCS(BVK_MEMBER)
+        BVK_SEMAPHORE_FD_FUNCS(BVK_MEMBER)
     } vk;
 } bvk_device;
 
@@ -475,6 +490,8 @@ static inline bool bvk_instance_create(bvk_instance *in, bool validation)
         BVK_DEBUG_FUNCS(BVK_LOAD)
         BENCH_VK(in->vk.CreateDebugUtilsMessengerEXT(in->instance, &mci, NULL, &in->messenger));
     }
+    in->vk.GetPhysicalDeviceCalibrateableTimeDomainsEXT = (PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT)
+        in->get_proc(inst, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
 #undef BVK_LOAD
     return true;
 }
@@ -540,6 +557,46 @@ static inline bool bvk_has_extension(const bvk_instance *in, VkPhysicalDevice pd
     return found;
 }
 
+/* Why the timestamps of d's queue cannot be put on the host's
+ * CLOCK_MONOTONIC as lib/timestamps.c does (VK_EXT_calibrated_timestamps
+ * with the DEVICE and CLOCK_MONOTONIC domains), or NULL when they can. */
+static inline const char *bvk_calibration_missing(const bvk_instance *in, const bvk_device *d)
+{
+    if (d->timestamp_bits == 0 || !(d->props.limits.timestampPeriod > 0.0f))
+        return "its queue family has no timestamps";
+    if (!bvk_has_extension(in, d->physical, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) ||
+        !in->vk.GetPhysicalDeviceCalibrateableTimeDomainsEXT)
+        return "no VK_EXT_calibrated_timestamps";
+    VkTimeDomainEXT domains[8];
+    uint32_t n = 8;
+    VkResult r = in->vk.GetPhysicalDeviceCalibrateableTimeDomainsEXT(d->physical, &n, domains);
+    bool device = false, monotonic = false;
+    for (uint32_t i = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && i < n; i++) {
+        device = device || domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
+        monotonic = monotonic || domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+    }
+    return device && monotonic ? NULL : "VK_EXT_calibrated_timestamps without the DEVICE and CLOCK_MONOTONIC domains";
+}
+
+/* Whether pd's driver exports and imports timeline semaphores as opaque fds
+ * (VK_KHR_external_semaphore_fd), as hplvk's peer timelines need. */
+static inline bool bvk_timeline_fd(const bvk_instance *in, VkPhysicalDevice pd)
+{
+    if (!bvk_has_extension(in, pd, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME))
+        return false;
+    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkPhysicalDeviceExternalSemaphoreInfo info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
+                                                  .pNext = &type,
+                                                  .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkExternalSemaphoreProperties props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES};
+    in->vk.GetPhysicalDeviceExternalSemaphoreProperties(pd, &info, &props);
+    const VkExternalSemaphoreFeatureFlags need =
+        VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+    return (props.externalSemaphoreFeatures & need) == need &&
+           (props.compatibleHandleTypes & VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT);
+}
+
 static inline void bvk_device_destroy(bvk_device *d)
 {
     if (d->device) {
@@ -554,8 +611,9 @@ static inline void bvk_device_destroy(bvk_device *d)
 }
 
 /* A VkDevice on the physical device `m` names, with one queue of `kind`,
- * timeline semaphores, VK_EXT_external_memory_host where the device has it,
- * a command pool and a fence. */
+ * timeline semaphores, VK_EXT_external_memory_host,
+ * VK_EXT_calibrated_timestamps and VK_KHR_external_semaphore_fd where the
+ * device has them, a command pool and a fence. */
 static inline bool bvk_device_create(const bvk_instance *in, const bvk_match *m, bvk_queue_kind kind, bvk_device *d)
 {
     memset(d, 0, sizeof *d);
@@ -582,6 +640,9 @@ static inline bool bvk_device_create(const bvk_instance *in, const bvk_match *m,
     }
     d->family = (uint32_t)family;
     d->family_flags = fams[family].queueFlags;
+    d->timestamp_bits = fams[family].timestampValidBits;
+    d->no_calibration = bvk_calibration_missing(in, d);
+    d->semaphore_fd = bvk_timeline_fd(in, d->physical);
 
     d->host_import = bvk_has_extension(in, d->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
     if (d->host_import) {
@@ -603,14 +664,21 @@ static inline bool bvk_device_create(const bvk_instance *in, const bvk_match *m,
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
         .timelineSemaphore = VK_TRUE,
     };
-    const char *ext = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    const char *exts[3];
+    uint32_t ext_count = 0;
+    if (d->host_import)
+        exts[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    if (!d->no_calibration)
+        exts[ext_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+    if (d->semaphore_fd)
+        exts[ext_count++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &f12,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
-        .enabledExtensionCount = d->host_import ? 1 : 0,
-        .ppEnabledExtensionNames = &ext,
+        .enabledExtensionCount = ext_count,
+        .ppEnabledExtensionNames = exts,
     };
     BENCH_VK(in->vk.CreateDevice(d->physical, &dci, NULL, &d->device));
 #define BVK_LOAD_DEVICE(name)                                                                                \
@@ -621,6 +689,12 @@ static inline bool bvk_device_create(const bvk_instance *in, const bvk_match *m,
     BVK_DEVICE_FUNCS(BVK_LOAD_DEVICE)
     if (d->host_import) {
         BVK_IMPORT_FUNCS(BVK_LOAD_DEVICE)
+    }
+    if (!d->no_calibration) {
+        BVK_CALIBRATION_FUNCS(BVK_LOAD_DEVICE)
+    }
+    if (d->semaphore_fd) {
+        BVK_SEMAPHORE_FD_FUNCS(BVK_LOAD_DEVICE)
     }
 #undef BVK_LOAD_DEVICE
     d->vk.GetDeviceQueue(d->device, d->family, 0, &d->queue);
@@ -926,6 +1000,94 @@ static inline VkResult bvk_wait_value(const bvk_device *d, VkSemaphore s, uint64
         .pValues = &value,
     };
     return d->vk.WaitSemaphores(d->device, &wi, UINT64_MAX);
+}
+
+/* Submits one command buffer that waits (before any of its commands) for
+ * the timeline `wait` to reach wait_value, signalling the timeline `signal`
+ * to signal_value. */
+static inline VkResult bvk_submit_after(const bvk_device *d, VkCommandBuffer cb, VkSemaphore wait, uint64_t wait_value,
+                                        VkSemaphore signal, uint64_t signal_value)
+{
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkTimelineSemaphoreSubmitInfo ts = {
+        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .waitSemaphoreValueCount = 1,
+        .pWaitSemaphoreValues = &wait_value,
+        .signalSemaphoreValueCount = 1,
+        .pSignalSemaphoreValues = &signal_value,
+    };
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .pNext = &ts,
+        .waitSemaphoreCount = 1,
+        .pWaitSemaphores = &wait,
+        .pWaitDstStageMask = &stage,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &cb,
+        .signalSemaphoreCount = 1,
+        .pSignalSemaphores = &signal,
+    };
+    return d->vk.QueueSubmit(d->queue, 1, &si, VK_NULL_HANDLE);
+}
+
+/* Sets the timeline semaphore `s` to `value` from the host. */
+static inline VkResult bvk_signal(const bvk_device *d, VkSemaphore s, uint64_t value)
+{
+    VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = s, .value = value};
+    return d->vk.SignalSemaphore(d->device, &si);
+}
+
+/* ======================================================================
+ * Vulkan: GPU timestamps on the host's clock
+ * ====================================================================== */
+
+/* A device tick and the host's CLOCK_MONOTONIC at the same moment, read
+ * together by the driver, which bounds its error (deviation_ns). */
+typedef struct bvk_clock_point {
+    uint64_t ticks, ns, deviation_ns;
+} bvk_clock_point;
+
+/* Only where d->no_calibration is NULL. */
+static inline VkResult bvk_calibrate(const bvk_device *d, bvk_clock_point *p)
+{
+    const VkCalibratedTimestampInfoEXT info[2] = {
+        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT},
+    };
+    uint64_t ts[2] = {0, 0};
+    VkResult r = d->vk.GetCalibratedTimestampsEXT(d->device, 2, info, ts, &p->deviation_ns);
+    p->ticks = ts[0];
+    p->ns = ts[1];
+    return r;
+}
+
+/* Nanoseconds from the point p to the tick `ticks` of a timestamp query
+ * (negative before it): the difference of the valid bits, taken as the
+ * shorter way round the counter, at the device's nominal period. */
+static inline double bvk_ns_since(const bvk_device *d, const bvk_clock_point *p, uint64_t ticks)
+{
+    const uint64_t mask = d->timestamp_bits >= 64 ? UINT64_MAX : (1ull << d->timestamp_bits) - 1;
+    uint64_t ahead = (ticks - p->ticks) & mask;
+    double delta = ahead <= mask / 2 ? (double)ahead : -(double)(((p->ticks - ticks) & mask));
+    return delta * (double)d->props.limits.timestampPeriod;
+}
+
+/* The tick written into query 0 of `pool`, once its commands completed. */
+static inline VkResult bvk_timestamp(const bvk_device *d, VkQueryPool pool, uint64_t *ticks)
+{
+    return d->vk.GetQueryPoolResults(d->device, pool, 0, 1, sizeof *ticks, ticks, sizeof *ticks,
+                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+}
+
+/* A pool of one timestamp query. */
+static inline VkResult bvk_timestamp_pool(const bvk_device *d, VkQueryPool *pool)
+{
+    VkQueryPoolCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = 1,
+    };
+    return d->vk.CreateQueryPool(d->device, &ci, NULL, pool);
 }
 
 /* ======================================================================
