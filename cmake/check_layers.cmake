@@ -3,37 +3,33 @@
 #
 #   cmake -DNM=nm -DOBJECTS="a.c.o|b.c.o|..." [-DVERBOSE=ON] -P cmake/check_layers.cmake
 #
-# Each lib/*.c belongs to one layer below. A file calls another when it uses
-# an hpl_/hpl__ symbol the other defines (nm: undefined here, defined there;
+# lib/ has one directory per layer, bottom to top:
+#   base    pure logic and utilities, no Vulkan device: errors, handles,
+#           types, configuration, regions and the coherence state machine,
+#           partition arithmetic, the SPIR-V side of kernels (compile,
+#           validate, reflect, cache); also the generated embedded shaders.
+#   engine  devices and their work: Vulkan calls, submission (with its
+#           transfer lane) and its event log, the progress thread, memory,
+#           opening devices; then a root's memories, moving data between
+#           them (copies, staging, exchange), residency, operations on one
+#           device, and running subkernels. Knows buffers, regions and
+#           views, not the array API.
+#   api     the public functions and what only they use: contexts, arrays,
+#           kernels, planning an eval, the library's own kernels,
+#           assignment, reductions, hints, Vulkan interop on arrays, traces.
+# A file's layer is its directory. A file calls another when it uses an
+# hpl_/hpl__ symbol the other defines (nm: undefined here, defined there;
 # calls from inline functions of headers count for the file that includes
 # them). The check fails when
 #   - a file calls a file of a higher layer,
 #   - files call each other in a cycle (other than the known ones below),
-#   - a file is in no layer (add new files to their layer here).
+#   - an object is in no layer's directory.
 # VERBOSE prints every file's callees.
 cmake_minimum_required(VERSION 3.25)
 
-# Bottom to top.
 set(LAYERS base engine api)
-# Pure logic and utilities, no Vulkan device: errors, handles, types,
-# configuration, regions and the coherence state machine, partition
-# arithmetic, the SPIR-V side of kernels (compile, validate, reflect, cache).
-set(LAYER_base
-    error util type handle config devspec region coherence partition
-    cache compile validate reflect hplvk_embedded)
-# Devices and their work: Vulkan calls, submission (with its transfer lane)
-# and its event log, the progress thread, memory, opening devices; then a
-# root's memories, moving data between them, residency, operations on one
-# device, and running subkernels. Knows buffers, regions and views, not the
-# array API.
-set(LAYER_engine
-    vk timestamps events submit progress lane peer memory device interop copy staging
-    storage stats transfer exchange residency acquired access ghost_check dispatch)
-# The public functions and what only they use: contexts, arrays, kernels,
-# planning an eval, the library's own kernels, assignment, reductions,
-# hints, Vulkan interop on arrays, traces.
-set(LAYER_api
-    context array kernel launch eval builtin assign reduce hint acquire trace)
+set(GENERATED_BASE hplvk_embedded) # built from shaders/, outside lib/
+
 # Cycles known and tolerated until they are cut (each group counts as one
 # file for the cycle check). submit <-> progress: the progress thread
 # flushes batches and opens gates that submit.c asks it for; events <->
@@ -50,14 +46,22 @@ if(NOT NM OR NOT objects)
     message(FATAL_ERROR "usage: cmake -DNM=nm -DOBJECTS=\"a.o|b.o\" -P check_layers.cmake")
 endif()
 
-set(index 0)
-foreach(layer IN LISTS LAYERS)
-    foreach(f IN LISTS LAYER_${layer})
-        set(level_${f} ${index})
-        set(layer_of_${f} ${layer})
-    endforeach()
-    math(EXPR index "${index} + 1")
-endforeach()
+# The layer of an object file: the directory of its source (objects keep
+# the source tree's layout: .../lib/<layer>/<file>.c.o).
+function(layer_of obj out)
+    get_filename_component(dir "${obj}" DIRECTORY)
+    get_filename_component(dir "${dir}" NAME)
+    get_filename_component(f "${obj}" NAME)
+    string(REGEX REPLACE "\\..*$" "" f "${f}")
+    if(f IN_LIST GENERATED_BASE)
+        set(dir base)
+    endif()
+    if(dir IN_LIST LAYERS)
+        set(${out} ${dir} PARENT_SCOPE)
+    else()
+        set(${out} "" PARENT_SCOPE)
+    endif()
+endfunction()
 foreach(group IN LISTS KNOWN_CYCLES)
     foreach(f IN LISTS CYCLE_${group})
         set(node_${f} "${group}")
@@ -71,8 +75,12 @@ foreach(obj IN LISTS objects)
     get_filename_component(f "${obj}" NAME)
     string(REGEX REPLACE "\\..*$" "" f "${f}")
     list(APPEND files ${f})
-    if(NOT DEFINED level_${f})
-        list(APPEND errors "lib/${f}.c is in no layer: add it to its layer in cmake/check_layers.cmake")
+    layer_of("${obj}" layer)
+    if(layer)
+        list(FIND LAYERS ${layer} level_${f})
+        set(layer_of_${f} ${layer})
+    else()
+        list(APPEND errors "${obj} is in no layer: put its source in lib/base, lib/engine or lib/api")
     endif()
     execute_process(COMMAND "${NM}" -P "${obj}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
@@ -117,7 +125,7 @@ foreach(f IN LISTS files)
         math(EXPR call_count "${call_count} + 1")
         if(DEFINED level_${f} AND DEFINED level_${t} AND level_${t} GREATER level_${f})
             list(JOIN why_${f}_${t} " " syms)
-            list(APPEND errors "lib/${f}.c (${layer_of_${f}}) calls lib/${t}.c (${layer_of_${t}}, above it): ${syms}")
+            list(APPEND errors "lib/${layer_of_${f}}/${f}.c calls lib/${layer_of_${t}}/${t}.c, a layer above it: ${syms}")
         endif()
     endforeach()
 endforeach()

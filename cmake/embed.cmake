@@ -6,7 +6,7 @@
 #   `const char hpl__prelude_glsl[]`;
 # - every SHADER_DIR/*.comp is compiled with glslc (Vulkan 1.2, -I SHADER_DIR)
 #   and becomes `const uint32_t hpl__<stem>_spv[]` plus
-#   `const size_t hpl__<stem>_spv_words` (declared in lib/embedded.h); one
+#   `const size_t hpl__<stem>_spv_words` (declared in lib/base/embedded.h); one
 #   with a `// embed: NAME v1 v2 ...` line becomes one per value
 #   (hpl__<stem>_<v>_spv, compiled with -DNAME=v).
 cmake_minimum_required(VERSION 3.25)

@@ -32,7 +32,7 @@
  * uses (spin on the fence for 50 us, then vkWaitForFences);
  * the host writes the pattern, h2d, zeroes its copy, d2h, and checks it.
  * Without VK_EXT_external_memory_host, or under HPLVK_HOST_IMPORT=0 (hplvk
- * then stages its copies in chunks, lib/staging.c), the baseline is a staged
+ * then stages its copies in chunks, lib/engine/staging.c), the baseline is a staged
  * copy through a host-visible buffer: one memcpy and one DMA in series (the
  * output says so). A memcpy of
  * the size on one thread is timed for reference.
@@ -409,7 +409,7 @@ int main(int argc, char **argv)
     bvk_match match = bvk_match_of(&info);
     ok = ok && bvk_instance_create(&inst, cfg.validation) && bvk_device_create(&inst, &match, BVK_QUEUE_TRANSFER, &dev);
     ok = ok && bench_kernels_create(ctx, &kern);
-    /* hplvk stages every copy (lib/staging.c): so does the baseline, as
+    /* hplvk stages every copy (lib/engine/staging.c): so does the baseline, as
      * one memcpy then one DMA, in series. */
     const char *import = getenv("HPLVK_HOST_IMPORT");
     if (import && !strcmp(import, "0"))

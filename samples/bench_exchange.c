@@ -576,7 +576,7 @@ static bool rh_record_producer(rhop *h)
     bvk_axpb_bind(A, cb, &h->k_a, HALO_COLS, 1.0f, 0.5f);
     bvk_axpb_dispatch(A, cb, HALO_COLS);
     /* BOTTOM_OF_PIPE: written once the dispatch completed, as hplvk's end
-     * stamp of a kernel (lib/timestamps.c). */
+     * stamp of a kernel (lib/engine/timestamps.c). */
     A->vk.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, h->end_a, 0);
     bvk_barrier(A, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
                 VK_ACCESS_TRANSFER_READ_BIT);
@@ -835,7 +835,7 @@ typedef struct traced_kernel {
     char reads[16], writes[16]; /* the grids it reads and writes */
 } traced_kernel;
 
-/* What the hop needs of one trace: lib/trace.c writes it. */
+/* What the hop needs of one trace: lib/api/trace.c writes it. */
 typedef struct trace_scan {
     traced_kernel *k[2]; /* device 0's and 1's, in recording order: one per step */
     int n[2], cap;

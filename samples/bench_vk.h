@@ -558,7 +558,7 @@ static inline bool bvk_has_extension(const bvk_instance *in, VkPhysicalDevice pd
 }
 
 /* Why the timestamps of d's queue cannot be put on the host's
- * CLOCK_MONOTONIC as lib/timestamps.c does (VK_EXT_calibrated_timestamps
+ * CLOCK_MONOTONIC as lib/engine/timestamps.c does (VK_EXT_calibrated_timestamps
  * with the DEVICE and CLOCK_MONOTONIC domains), or NULL when they can. */
 static inline const char *bvk_calibration_missing(const bvk_instance *in, const bvk_device *d)
 {
@@ -929,7 +929,7 @@ static inline VkResult bvk_submit(const bvk_device *d, VkCommandBuffer cb, VkSem
 }
 
 /* How the host waits for the device: blocking in the driver, spinning on
- * the status, or as hplvk does (lib/submit.c): spin for BVK_SPIN_US, then
+ * the status, or as hplvk does (lib/engine/submit.c): spin for BVK_SPIN_US, then
  * block (a blocking wait costs ~20 us more than a spin on NVIDIA, DESIGN.md
  * section 4; most waits for one kernel are short). */
 typedef enum bvk_wait { BVK_BLOCK, BVK_SPIN, BVK_SPIN_THEN_BLOCK } bvk_wait;

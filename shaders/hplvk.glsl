@@ -1,7 +1,7 @@
 // hplvk.glsl — the kernel prelude. A kernel includes it with
 //   #include <hplvk.glsl>
 // and declares its arguments in one `hpl_args { ... };` block. The layout of
-// everything below is the kernel ABI shared with lib/eval.c: change both or
+// everything below is the kernel ABI shared with lib/api/eval.c: change both or
 // neither (and bump HPLVK_ABI_VERSION, which is part of every cache key).
 #ifndef HPLVK_GLSL
 #define HPLVK_GLSL 1

@@ -1,8 +1,8 @@
-/* Micro-benchmark of lib/region.c: ns per operation for the operations the
+/* Micro-benchmark of lib/base/region.c: ns per operation for the operations the
  * coherence layer does on every launch. Prints numbers; asserts nothing.
  *
- *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Ilib lib/region.c \
- *       lib/util.c lib/error.c tests/bench_region.c -o /tmp/bench_region
+ *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Ilib lib/base/region.c \
+ *       lib/base/util.c lib/base/error.c tests/bench_region.c -o /tmp/bench_region
  */
 #include "region.h"
 

@@ -75,7 +75,7 @@ static void use_kernel(const hpl_context_desc *desc, const char *what);
 
 /* ---- entries with a sound header around a bad payload ---- */
 
-/* The payload checksum of an entry (lib/cache.c: a 56-byte header, the
+/* The payload checksum of an entry (lib/base/cache.c: a 56-byte header, the
  * payload's hash at bytes 40..55), recomputed here so that a changed payload
  * passes every check of the cache itself. */
 static uint64_t fmix64(uint64_t k)

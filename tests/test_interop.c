@@ -65,7 +65,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
 {
     (void)severity, (void)type, (void)user;
     /* The 1.3.239 layer's known timeline-state timeout, which hplvk demotes
-     * too (lib/context.c): a layer bug, not a misuse. */
+     * too (lib/api/context.c): a layer bug, not a misuse. */
     if (data->pMessageIdName && !strcmp(data->pMessageIdName, "UNASSIGNED-VkSemaphore-state-timeout"))
         return VK_FALSE;
     atomic_fetch_add(&vk_messages, 1);

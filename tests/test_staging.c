@@ -1,4 +1,4 @@
-/* Staged host transfers (lib/staging.c): with HPLVK_HOST_IMPORT=0 no device
+/* Staged host transfers (lib/engine/staging.c): with HPLVK_HOST_IMPORT=0 no device
  * imports host memory, so every transfer between the host and a device goes
  * through the device's staging slots, chunk by chunk. With
  * HPLVK_STAGING_CHUNK=1K (set here before each context) a transfer of a few

@@ -567,7 +567,7 @@ static void check_tracks(const trace *t, const hpl_device_info *info, int device
         } else {
             bool known = e->device >= 0 && e->device < t->devices;
             /* Track 1: the compute queue; 2: the transfer lane, which takes
-             * uploads only (lib/lane.c). */
+             * uploads only (lib/engine/lane.c). */
             bool upload = e->cat == 'c' && e->direction && !strcmp(e->direction, "host to device");
             CHECK(known && e->pid == t->pid[e->device] && (e->tid == 1 || (e->tid == 2 && upload)),
                   "%s seq %llu of device %d is on track %d/%d", e->name, (unsigned long long)e->seq, e->device, e->pid,

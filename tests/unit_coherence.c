@@ -1,4 +1,4 @@
-/* Unit test of lib/coherence.c against a brute-force element-wise model.
+/* Unit test of lib/base/coherence.c against a brute-force element-wise model.
  *
  * 1. Randomised sequences on small 1-D, 2-D and 3-D index spaces (at most
  *    7x6x5 elements), 1 to 4 devices with random ids, device memories holding

@@ -1,5 +1,5 @@
-/* Unit test of the kernel front end: lib/cache.c, lib/compile.c and
- * lib/reflect.c (GLSL -> SPIR-V through the disk cache, and the argument
+/* Unit test of the kernel front end: lib/base/cache.c, lib/base/compile.c and
+ * lib/base/reflect.c (GLSL -> SPIR-V through the disk cache, and the argument
  * reflection of the kernel ABI). No Vulkan device needed.
  * Exit status 0 when every check passed; every failed check is printed. */
 #define _XOPEN_SOURCE 700

@@ -1,4 +1,4 @@
-/* Configuration parsers (lib/config.c) on their own:
+/* Configuration parsers (lib/base/config.c) on their own:
  *   - sizes (HPLVK_DEVICE_MEMORY_LIMIT): every boundary value around each
  *     power of two and of ten, and around 2^64-1 >> shift, with every
  *     suffix spelling, against 128-bit arithmetic; then malformed values

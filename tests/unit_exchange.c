@@ -1,5 +1,5 @@
-/* The pieces of the pipelined device -> device exchange (lib/exchange.c,
- * lib/peer.c) on their own:
+/* The pieces of the pipelined device -> device exchange (lib/engine/exchange.c,
+ * lib/engine/peer.c) on their own:
  *   - hpl__region_chunks on random regions of 1-D, 2-D and 3-D arrays and
  *     random chunk sizes: the chunks cover the region exactly, never
  *     overlap, none is empty or over the size; a one-box region gives as

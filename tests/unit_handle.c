@@ -1,4 +1,4 @@
-/* Handle pools (lib/handle.c) on their own: the fields of a handle, every
+/* Handle pools (lib/base/handle.c) on their own: the fields of a handle, every
  * state a lookup tells apart (live, null, another context's, stale, never
  * made), generations that retire a slot instead of wrapping, a full pool,
  * and context serials: distinct across threads, and when they run out,

@@ -1,4 +1,4 @@
-/* Unit test of lib/region.c.
+/* Unit test of lib/base/region.c.
  *
  * 1. Randomised sequences of operations on small grids (every grid fits a
  *    64-bit mask, one bit per cell), compared step by step against a bitmap

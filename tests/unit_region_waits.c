@@ -1,4 +1,4 @@
-/* End to end (Lavapipe): synchronisation points per region (lib/coherence.h),
+/* End to end (Lavapipe): synchronisation points per region (lib/base/coherence.h),
  * so that work on disjoint parts of one host storage does not serialise.
  *
  * A device is held by work that cannot complete until the test says so: the

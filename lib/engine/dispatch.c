@@ -5,7 +5,7 @@
  * ghost check under validation). */
 #include "events.h"
 #include "ghost_check.h"
-#include "launch.h"
+#include "subkernel.h"
 
 #include <string.h>
 

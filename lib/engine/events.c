@@ -1,7 +1,7 @@
 /* The event log (events.h): recording at the hooks, completion read
  * lazily from the devices' timelines and timestamp queries, names interned. */
 #include "events.h"
-#include "launch.h"
+#include "subkernel.h"
 
 #include <stdatomic.h>
 #include <string.h>

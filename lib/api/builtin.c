@@ -49,7 +49,7 @@ int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int 
     return rc == HPL_OK ? hpl__subkernel_run(ctx, &s, args, s.global) : rc;
 }
 
-/* ---- reductions (the device side; lib/reduce.c has the rest) ------------ */
+/* ---- reductions (the device side; lib/api/reduce.c has the rest) ------------ */
 
 static int reduce_kernel(hpl_context *ctx, hpl_type type, hpl__kernel **out)
 {

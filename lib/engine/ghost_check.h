@@ -11,7 +11,7 @@
 #ifndef HPL_GHOST_CHECK_H
 #define HPL_GHOST_CHECK_H
 
-#include "launch.h"
+#include "subkernel.h"
 
 typedef struct hpl__ghost_watch {
     hpl__array *root;

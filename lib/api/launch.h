@@ -1,0 +1,42 @@
+/* Planning an eval: its devices, the parts of its annotated arguments,
+ * each device's subkernel (subkernel.h) with its domain, local size and
+ * pipeline (launch.c). hpl_eval (eval.c) plans, then runs the subkernels
+ * (dispatch.c). */
+#ifndef HPL_LAUNCH_H
+#define HPL_LAUNCH_H
+
+#include "subkernel.h"
+
+/* An eval planned: its subkernels (one per part, in device order) and what
+ * hpl_eval needs after running them. */
+typedef struct hpl__launch_plan {
+    hpl__subkernel *subkernels;     /* the context's scratch, held until hpl__launch_plan_done */
+    int count;                      /* subkernels: parts (a plain eval has one) */
+    int devices[HPL__MAX_DEVICES];  /* the eval's devices, in part order */
+    int device_count;               /* of which the first `count` got a part */
+    bool annotated;                 /* an argument is annotated (parts to remember) */
+    int dim;                        /* the domain's split dimension */
+    uint64_t whole[3];              /* the whole domain */
+} hpl__launch_plan;
+
+/* Checks the launch and the arguments and plans the eval's subkernels:
+ * devices, parts of annotated arguments, domains, local sizes, pipelines.
+ * p->subkernels must be NULL (the rest of *p is filled here); call
+ * hpl__launch_plan_done after, whatever this returns. */
+int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                          size_t nargs, hpl__launch_plan *p);
+/* Gives the subkernels' scratch back. */
+void hpl__launch_plan_done(hpl_context *ctx, hpl__launch_plan *p);
+/* Part `index` of `parts` of view `whole` split as p says (hpl_array_part). */
+hpl__arg_view hpl__part_view(const hpl__arg_view *whole, const hpl_partition *p, int parts, int index);
+/* *v = the whole (sub)array a as the kernel sees it. */
+void hpl__arg_view_set(hpl__arg_view *v, hpl__array *a);
+/* Clears s for `device` running kernel's variant for it: its fields and the
+ * views of the variant's arguments (the rest of views[] and the op, 28 KiB
+ * in all, are never read before they are set). */
+void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__kernel *kernel);
+/* Checks s's device and local size (given_local, else the kernel's or the
+ * library's choice) and gets its pipeline. */
+int hpl__subkernel_setup(hpl_context *ctx, hpl__subkernel *s, const uint32_t given_local[3]);
+
+#endif

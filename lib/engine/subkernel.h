@@ -1,0 +1,50 @@
+/* One device's share of an eval (a subkernel): how its kernel sees its
+ * array arguments, and running subkernels (dispatch.c). Planning them is
+ * above, in the API layer (launch.h); the library's own kernels (builtin.c)
+ * make theirs by hand and run them the same way. */
+#ifndef HPL_SUBKERNEL_H
+#define HPL_SUBKERNEL_H
+
+#include "access.h"
+
+/* How the kernel sees an array argument: the (sub)array's type and extents,
+ * through the strides of the memory holding it; the fill kernel views an
+ * array as 32-bit words instead. */
+typedef struct hpl__arg_view {
+    hpl__array *array;
+    hpl__view at;   /* what it touches, root coordinates: a part's box and owned box */
+    bool is_part;         /* a part of a multi-device eval: */
+    hpl__box whole;       /* the argument it is a part of (root coordinates) */
+    hpl__box whole_owned; /* and that argument's owned box */
+    hpl_type type;
+    int ndims;
+    uint64_t dims[3]; /* the kernel's extents of the argument (the whole one for a part) */
+    uint32_t words; /* fill: words per element, innermost dimension first */
+    int slot;       /* the memory it is bound to on the device */
+} hpl__arg_view;
+
+/* The work of one device: a whole single-device eval, or one part of a
+ * multi-device one. */
+typedef struct hpl__subkernel {
+    hpl__device *device;
+    hpl__variant *variant;
+    const char *kernel_name; /* for messages */
+    uint64_t global[3]; /* its domain */
+    uint64_t offset[3]; /* where its domain starts in the whole eval's */
+    uint32_t local[3];
+    VkPipeline pipeline;
+    hpl__arg_view views[HPL__MAX_ARGS];
+    hpl__op op;
+} hpl__subkernel;
+
+/* ---- dispatch.c: running ---------------------------------------------------- */
+
+/* The kernel's extents of a view (a word view runs innermost first). */
+void hpl__kernel_dims(const hpl__arg_view *v, uint64_t dims[3]);
+/* Runs one subkernel as an operation of its own; whole: the eval's domain. */
+int hpl__subkernel_run(hpl_context *ctx, hpl__subkernel *s, const hpl_arg *args, const uint64_t whole[3]);
+/* Runs the subkernels of one eval, side by side unless one writes what
+ * another touches (then in order). */
+int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3]);
+
+#endif
