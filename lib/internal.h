@@ -122,10 +122,13 @@ typedef struct hpl__device {
     /* The open batch (submit.c): operations recorded, not yet submitted; it
      * will signal timeline value submitted + 1. batch_lock guards it, the
      * ring and `submitted` against the progress thread, which flushes it
-     * when the device idles; it is never held while waiting. */
+     * when the device idles; it is never held while waiting. At most one of
+     * batch and batch_next is set, and the ring only grows while neither
+     * is (both point into it). */
     pthread_mutex_t batch_lock;
     bool batch_lock_made;
     hpl__cmd *batch;      /* NULL: none open */
+    hpl__cmd *batch_next; /* begun ahead during a host wait, for the next batch; NULL: none */
     uint64_t batch_gate;  /* gate value the batch waits for; 0: none */
     uint64_t batch_xfer;  /* transfer lane value the batch waits for; 0: none */
     uint32_t batch_ops;   /* operations recorded in it */
