@@ -11,7 +11,10 @@
  *   - an eval on device 1 that needs device 0's batched result gets it (the
  *     batch is flushed for the other device), in a 2-device ping-pong;
  *   - an idle device gets a lone eval at once: one operation, one
- *     submission. */
+ *     submission;
+ *   - a gate does not wait behind another device's flush watch: with
+ *     device 0 busy for long and a batch behind it, device 1's copy of
+ *     device 2's data is done while device 0's batch is still unsubmitted. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 
@@ -109,10 +112,55 @@ static void fill_index(hpl_context *ctx, hpl_array x)
         p[i] = i;
 }
 
+/* Device 0 spins for long (two spins' worth in one kernel: a y dimension of
+ * 2) with an eval batched behind it: the progress thread watches for device
+ * 0 to idle to submit that batch. Then z = w on device 1, with w's newest
+ * data on device 2 only: device 2 copies w out (tens of MiB: it takes a
+ * while) and device 1's copies wait on its gate, which the progress thread
+ * opens once device 2's are done. Were requests served in order, the gate
+ * would wait for device 0's flush watch: z would come only once device 0
+ * idled and its batch was submitted. Copies only on devices 2 and 1:
+ * Lavapipe runs them on each device's queue thread, while the kernels of
+ * all its devices share one thread pool (a kernel there would wait for
+ * device 0's spin). */
+static void gate_beside_flush_watch(hpl_context *ctx, hpl_kernel spin, hpl_kernel inc, uint32_t spin_size)
+{
+    const uint64_t n = 4u << 20;
+    hpl_array y = th_array(ctx, HPL_FLOAT32, 64, 0, 0), x = th_array(ctx, HPL_UINT32, n, 0, 0);
+    hpl_array w = th_array(ctx, HPL_UINT32, n, 0, 0), z = th_array(ctx, HPL_UINT32, n, 0, 0);
+    uint32_t *px = th_access(ctx, x, HPL_WRITE);
+    for (uint64_t i = 0; px && i < n; i++)
+        px[i] = (uint32_t)(i * 7u);
+    CHECK_OK(hpl_eval(ctx, inc, &(hpl_launch){.device = 2}, HPL_ARGS(hpl_arr(x), hpl_arr(w))));
+    CHECK_OK(hpl_finish(ctx));
+    CHECK_OK(hpl_eval(ctx, spin, &(hpl_launch){.global = {spin_size, 2}, .device = 0}, HPL_ARGS(hpl_arr(y))));
+    CHECK_OK(hpl_eval(ctx, spin, &(hpl_launch){.global = {64}, .device = 0}, HPL_ARGS(hpl_arr(y))));
+    hpl_device_stats before = stats_of(ctx, 0);
+    double t0 = now_ms();
+    CHECK_OK(hpl_array_assign(ctx, z, w, 1));
+    CHECK_OK(hpl_array_wait(ctx, z));
+    double waited = now_ms() - t0;
+    hpl_device_stats after = stats_of(ctx, 0);
+    printf("gate beside a flush watch: z = w on device 1 from device 2 done after %.1f ms, device 0's batch %s\n",
+           waited, after.submissions == before.submissions ? "not submitted yet" : "submitted");
+    CHECK(after.submissions == before.submissions,
+          "device 1's gate (on device 2's copies) waited behind device 0's flush watch: z came after %.1f ms, "
+          "once device 0 idled",
+          waited);
+    const uint32_t *p = th_access(ctx, z, HPL_READ);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; p && i < n; i++)
+        bad += p[i] != (uint32_t)(i * 7u) + 1u;
+    CHECK(p && bad == 0, "z = w (= x + 1) from device 2 to device 1: %" PRIu64 " wrong", bad);
+    CHECK_OK(hpl_array_destroy(ctx, x));
+    CHECK_OK(hpl_array_destroy(ctx, w));
+    CHECK_OK(hpl_array_destroy(ctx, z));
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    hpl_context *ctx = th_context("cpu:2");
+    hpl_context *ctx = th_context("cpu:3");
     hpl_kernel spin = th_kernel(ctx, spin_src), chain = th_kernel(ctx, chain_src), inc = th_kernel(ctx, inc_src);
     hpl_array y = th_array(ctx, HPL_FLOAT32, 64, 0, 0), x = th_array(ctx, HPL_UINT32, N, 0, 0);
     uint32_t spin_size = calibrate(ctx, spin, y, 300.0);
@@ -175,5 +223,7 @@ int main(void)
     for (uint32_t i = 0; p && i < N; i++)
         bad += p[i] != i + 20;
     CHECK(p && bad == 0, "ping-pong of 20 evals over 2 devices behind a busy one: %" PRIu64 " wrong", bad);
+
+    gate_beside_flush_watch(ctx, spin, inc, spin_size);
     return th_finish(ctx);
 }

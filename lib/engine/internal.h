@@ -476,7 +476,11 @@ typedef enum hpl__progress_kind {
     HPL__PROGRESS_GATE,  /* signal the device's gate with gate_value */
     HPL__PROGRESS_FLUSH, /* submit the device's open batch */
 } hpl__progress_kind;
-/* Once every point is reached, does `kind` for device. */
+/* Once every point is reached, does `kind` for device: requests are served
+ * in the order their points are reached, a device's gate requests in the
+ * order they came (their values increase). A device has one flush watch
+ * pending at most: another one meanwhile is dropped (hpl__batch_watched
+ * flushes the batch then anyway). */
 int hpl__progress_enqueue(hpl_context *ctx, hpl__progress_kind kind, int device, uint64_t gate_value,
                           const hpl__point *points, int count);
 

@@ -1,72 +1,293 @@
+#define _POSIX_C_SOURCE 200809L /* pthread_condattr_setclock */
 /* The progress thread: links timelines of devices that share no semaphores.
  * Work on device B that needs work on device A is submitted at once, waiting
  * on B's gate semaphore; this thread waits for A's timeline and then signals
  * B's gate, so the user's thread never waits inside eval. It also submits a
  * device's open batch once the work before it is done (submit.c), so that
- * batched work never waits for the user's next call. Requests are served in
- * order, which keeps each gate's values increasing. */
+ * batched work never waits for the user's next call.
+ *
+ * Requests are kept per device and kind: each device's gate requests in a
+ * queue, served in order (its gate's values must increase, and a later
+ * value would open the work of an earlier one), and its one flush watch
+ * (submit.c keeps at most one: flush_watched). Each look serves every queue
+ * head whose points are reached, whatever the other heads wait for: a gate
+ * never waits behind a flush watch for a busy device, nor behind another
+ * device's gate. A look reads every device's timeline (vkWaitSemaphores
+ * cannot wait across VkDevices). With nothing to serve, the thread spins
+ * for SPIN_NS after the last change, as a host wait does (most waits are
+ * for one short kernel), then blocks in vkWaitSemaphores on one device's
+ * timeline, until a value a head needs there, for an eighth of the time
+ * waited so far (NAP_MIN_NS to NAP_MAX_NS): heads waiting on other devices,
+ * and new requests, are looked at by then. (A new request cannot end that
+ * wait: only a wait for any of several semaphores, one of them signalled by
+ * the request, could, and Lavapipe (Mesa 22.3) spins through such a wait,
+ * taking a core from its own kernels.) Under validation (see submit.c) it
+ * never blocks in vkWaitSemaphores: it naps on its condition variable,
+ * which a new request ends. */
 #include "internal.h"
 
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct request {
-    hpl__progress_kind kind;
-    int device;          /* whose gate to signal or batch to flush */
-    uint64_t gate_value;
+    uint64_t serial;     /* enqueue order */
+    uint64_t gate_value; /* gate requests */
     int count;
     hpl__point points[HPL__MAX_DEVICES];
 } request;
+
+/* A device's gate requests, oldest first: a ring. */
+typedef struct gate_queue {
+    request *items;
+    uint32_t head, count, capacity;
+} gate_queue;
+
+/* What a look found to do for one device. */
+typedef struct action {
+    uint64_t gate_value; /* signal the gate with it; 0: none */
+    bool flush;          /* submit the open batch */
+    int error;           /* of a device a served request waited for */
+} action;
 
 struct hpl__progress {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    request *queue; /* ring */
-    uint32_t capacity, head, count;
+    gate_queue gates[HPL__MAX_DEVICES];
+    request flush[HPL__MAX_DEVICES];
+    bool flushing[HPL__MAX_DEVICES]; /* flush[i] is pending */
+    uint32_t count;                  /* requests pending */
+    uint64_t enqueued;               /* requests ever enqueued: a new one restarts the spin */
+    bool poll;                       /* validation: never block in vkWaitSemaphores */
     bool stop;
     hpl_context *ctx;
 };
 
-static void serve(hpl__progress *p, const request *r)
+/* Spin this long after the last change before blocking (submit.c's). */
+#define SPIN_NS 50000u
+/* Bounds of a wait's timeout (an eighth of the time waited): the longest a
+ * new request, or a head waiting on another device, goes unseen. */
+#define NAP_MIN_NS 20000u
+#define NAP_MAX_NS 1000000u
+
+/* The value each device's timeline reached; UINT64_MAX for a failed device:
+ * its points count as reached, so that no gate stays shut (the error is
+ * recorded when serving). */
+static void look(const hpl__progress *p, uint64_t *done)
+{
+    for (int i = 0; i < p->ctx->device_count; i++) {
+        hpl__device *d = &p->ctx->devices[i];
+        done[i] = d->error ? UINT64_MAX : hpl__device_completed(d);
+    }
+}
+
+static bool reached(const request *r, const uint64_t *done)
+{
+    for (int i = 0; i < r->count; i++)
+        if (done[r->points[i].device] < r->points[i].value)
+            return false;
+    return true;
+}
+
+/* The first error of the devices r waited for (0: none). */
+static int error_of(const hpl__progress *p, const request *r)
+{
+    for (int i = 0; i < r->count; i++)
+        if (p->ctx->devices[r->points[i].device].error)
+            return p->ctx->devices[r->points[i].device].error;
+    return 0;
+}
+
+/* Takes device's requests whose points are reached: the gate request at
+ * the head of its queue, and its flush watch. Returns whether any. (One
+ * gate value per look: signalling only the last of several reached ones
+ * would do, but the validation layer 1.3.239 then reports
+ * VUID-VkSemaphoreSignalInfo-value-03259, a signal above a pending one: it
+ * seems to take the queued waits for the skipped values for signals.) */
+static bool take(hpl__progress *p, int device, const uint64_t *done, action *a)
+{
+    gate_queue *q = &p->gates[device];
+    *a = (action){0};
+    if (q->count && reached(&q->items[q->head], done)) {
+        const request *r = &q->items[q->head];
+        a->gate_value = r->gate_value;
+        a->error = error_of(p, r);
+        q->head = (q->head + 1) % q->capacity;
+        q->count--;
+        p->count--;
+    }
+    if (p->flushing[device] && reached(&p->flush[device], done)) {
+        a->flush = true;
+        a->error = a->error ? a->error : error_of(p, &p->flush[device]);
+        p->flushing[device] = false;
+        p->count--;
+    }
+    return a->gate_value || a->flush;
+}
+
+static void serve(hpl__progress *p, int device, const action *a)
 {
     hpl_context *ctx = p->ctx;
-    for (int i = 0; i < r->count; i++) {
-        hpl__device *src = &ctx->devices[r->points[i].device];
-        VkResult res = hpl__timeline_wait(src, r->points[i].value);
-        if (res != VK_SUCCESS) {
-            /* Keep the error; still open the gate so the waiting device does
-             * not hang: its results are void and the error says so. */
-            src->error = res == VK_ERROR_DEVICE_LOST ? HPL_ERROR_DEVICE_LOST : HPL_ERROR_VULKAN;
-            pthread_mutex_lock(&ctx->lock);
-            hpl__context_record_error(ctx, src->error);
-            pthread_mutex_unlock(&ctx->lock);
-        }
+    if (a->error) {
+        /* Keep the error; still open the gate so the waiting device does
+         * not hang: its results are void and the error says so. */
+        pthread_mutex_lock(&ctx->lock);
+        hpl__context_record_error(ctx, a->error);
+        pthread_mutex_unlock(&ctx->lock);
     }
-    if (r->kind == HPL__PROGRESS_GATE)
-        hpl__gate_signal(&ctx->devices[r->device], r->gate_value);
+    if (a->gate_value)
+        hpl__gate_signal(&ctx->devices[device], a->gate_value);
+    if (a->flush)
+        hpl__batch_watched(&ctx->devices[device]);
+}
+
+/* Serves what is reached (p->lock held, released while serving: serving
+ * takes batch_lock, which enqueuers hold while taking p->lock). Returns
+ * whether it served anything. */
+static bool serve_reached(hpl__progress *p, const uint64_t *done)
+{
+    action actions[HPL__MAX_DEVICES];
+    bool any = false;
+    for (int i = 0; i < p->ctx->device_count; i++)
+        any |= take(p, i, done, &actions[i]);
+    if (!any)
+        return false;
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->ctx->device_count; i++)
+        serve(p, i, &actions[i]);
+    pthread_mutex_lock(&p->lock);
+    return true;
+}
+
+/* The oldest request among the heads: gate heads first (other devices'
+ * queues wait for them), else flush watches. NULL when there is none. */
+static const request *oldest_head(const hpl__progress *p)
+{
+    const request *oldest = NULL;
+    for (int i = 0; i < p->ctx->device_count; i++) {
+        const gate_queue *q = &p->gates[i];
+        if (q->count && (!oldest || q->items[q->head].serial < oldest->serial))
+            oldest = &q->items[q->head];
+    }
+    for (int i = 0; !oldest && i < p->ctx->device_count; i++)
+        if (p->flushing[i])
+            oldest = &p->flush[i];
+    return oldest;
+}
+
+static void least_on(const request *r, int device, const uint64_t *done, uint64_t *value)
+{
+    for (int i = 0; i < r->count; i++)
+        if (r->points[i].device == device && r->points[i].value > done[device] && r->points[i].value < *value)
+            *value = r->points[i].value;
+}
+
+/* What to block on: the device of the oldest head's first point not
+ * reached, and the least value not reached that a head needs there. False
+ * when there is none (a request came after the look). */
+static bool block_target(const hpl__progress *p, const uint64_t *done, int *device, uint64_t *value)
+{
+    const request *r = oldest_head(p);
+    int i = 0;
+    while (r && i < r->count && done[r->points[i].device] >= r->points[i].value)
+        i++;
+    if (!r || i == r->count)
+        return false;
+    *device = r->points[i].device;
+    *value = UINT64_MAX;
+    for (int k = 0; k < p->ctx->device_count; k++) {
+        if (p->gates[k].count)
+            least_on(&p->gates[k].items[p->gates[k].head], *device, done, value);
+        if (p->flushing[k])
+            least_on(&p->flush[k], *device, done, value);
+    }
+    return true;
+}
+
+/* Waits (p->lock held, released meanwhile) until device's timeline reaches
+ * value or timeout_ns pass. */
+static void block_on(hpl__progress *p, int device, uint64_t value, uint64_t timeout_ns)
+{
+    hpl__device *d = &p->ctx->devices[device];
+    pthread_mutex_unlock(&p->lock);
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                              .semaphoreCount = 1,
+                              .pSemaphores = &d->timeline,
+                              .pValues = &value};
+    VkResult r = vkWaitSemaphores(d->device, &wi, timeout_ns);
+    if (r != VK_SUCCESS && r != VK_TIMEOUT)
+        d->error = r == VK_ERROR_DEVICE_LOST ? HPL_ERROR_DEVICE_LOST : HPL_ERROR_VULKAN; /* serve records it */
+    pthread_mutex_lock(&p->lock);
+}
+
+/* Waits (p->lock held, released meanwhile) on the condition variable, which
+ * a new request signals, for at most timeout_ns. */
+static void nap(hpl__progress *p, uint64_t timeout_ns)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + timeout_ns;
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec = (long)(ns % 1000000000u);
+    pthread_cond_timedwait(&p->wake, &p->lock, &until);
+}
+
+/* Nothing to serve (p->lock held): spin, then block or nap. `since`: when
+ * something last changed. */
+static void idle(hpl__progress *p, const uint64_t *done, uint64_t since)
+{
+    uint64_t waited = hpl__now_ns() - since;
+    if (waited < SPIN_NS) {
+        pthread_mutex_unlock(&p->lock);
+        sched_yield();
+        pthread_mutex_lock(&p->lock);
+        return;
+    }
+    uint64_t timeout = HPL__MIN(HPL__MAX(waited / 8, NAP_MIN_NS), NAP_MAX_NS);
+    int device;
+    uint64_t value;
+    if (!block_target(p, done, &device, &value))
+        return;
+    if (p->poll)
+        nap(p, timeout);
     else
-        hpl__batch_watched(&ctx->devices[r->device]);
+        block_on(p, device, value, timeout);
 }
 
 static void *run(void *arg)
 {
     hpl__progress *p = arg;
+    uint64_t done[HPL__MAX_DEVICES], seen = 0, since = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {
         while (p->count == 0 && !p->stop)
             pthread_cond_wait(&p->wake, &p->lock);
-        if (p->count == 0 && p->stop)
-            break;
-        request r = p->queue[p->head];
+        if (p->count == 0)
+            break; /* stopping, every request served */
+        if (p->enqueued != seen) {
+            seen = p->enqueued;
+            since = hpl__now_ns();
+        }
         pthread_mutex_unlock(&p->lock);
-        serve(p, &r);
+        look(p, done);
         pthread_mutex_lock(&p->lock);
-        p->head = (p->head + 1) % p->capacity;
-        p->count--;
-        pthread_cond_broadcast(&p->wake);
+        if (serve_reached(p, done))
+            since = hpl__now_ns();
+        else if (p->enqueued == seen)
+            idle(p, done, since); /* else a request came during the look: look again */
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
+}
+
+static void destroy(hpl__progress *p)
+{
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->wake);
+    for (int i = 0; i < HPL__MAX_DEVICES; i++)
+        hpl__free(p->gates[i].items);
+    hpl__free(p);
 }
 
 int hpl__progress_start(hpl_context *ctx)
@@ -75,12 +296,15 @@ int hpl__progress_start(hpl_context *ctx)
     if (!p)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the progress thread");
     p->ctx = ctx;
+    p->poll = ctx->validation;
+    pthread_condattr_t ca; /* naps time out on CLOCK_MONOTONIC */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->wake, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&p->thread, NULL, run, p) != 0) {
-        pthread_mutex_destroy(&p->lock);
-        pthread_cond_destroy(&p->wake);
-        hpl__free(p);
+        destroy(p);
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "could not start the progress thread");
     }
     ctx->progress = p;
@@ -101,11 +325,27 @@ void hpl__progress_stop(hpl_context *ctx)
     HPL__UNLOCK(ctx);
     pthread_join(p->thread, NULL);
     HPL__LOCK(ctx);
-    pthread_mutex_destroy(&p->lock);
-    pthread_cond_destroy(&p->wake);
-    hpl__free(p->queue);
-    hpl__free(p);
+    destroy(p);
     ctx->progress = NULL;
+}
+
+/* The tail of a gate queue, grown when full (p->lock held); NULL when out
+ * of memory. */
+static request *gate_tail(gate_queue *q)
+{
+    if (q->count == q->capacity) {
+        uint32_t cap = q->capacity ? q->capacity * 2 : 16;
+        request *items = hpl__malloc(cap * sizeof *items);
+        if (!items)
+            return NULL;
+        for (uint32_t i = 0; i < q->count; i++)
+            items[i] = q->items[(q->head + i) % q->capacity];
+        hpl__free(q->items);
+        q->items = items;
+        q->capacity = cap;
+        q->head = 0;
+    }
+    return &q->items[(q->head + q->count++) % q->capacity];
 }
 
 int hpl__progress_enqueue(hpl_context *ctx, hpl__progress_kind kind, int device, uint64_t gate_value,
@@ -113,28 +353,26 @@ int hpl__progress_enqueue(hpl_context *ctx, hpl__progress_kind kind, int device,
 {
     hpl__progress *p = ctx->progress;
     pthread_mutex_lock(&p->lock);
-    if (p->count == p->capacity) {
-        uint32_t cap = p->capacity ? p->capacity * 2 : 64;
-        request *q = hpl__malloc(cap * sizeof *q);
-        if (!q) {
+    request *r = NULL;
+    if (kind == HPL__PROGRESS_GATE) {
+        r = gate_tail(&p->gates[device]);
+        if (!r) {
             pthread_mutex_unlock(&p->lock);
             return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a cross-device wait");
         }
-        for (uint32_t i = 0; i < p->count; i++)
-            q[i] = p->queue[(p->head + i) % p->capacity];
-        hpl__free(p->queue);
-        p->queue = q;
-        p->capacity = cap;
-        p->head = 0;
+    } else if (!p->flushing[device]) {
+        r = &p->flush[device];
+        p->flushing[device] = true;
+    } /* else one is pending already (not done by submit.c): it flushes the batch first */
+    if (r) {
+        r->serial = p->enqueued;
+        r->gate_value = gate_value;
+        r->count = count;
+        memcpy(r->points, points, (size_t)count * sizeof *points);
+        p->count++;
+        p->enqueued++;
+        pthread_cond_signal(&p->wake); /* ends a wait for requests, or a nap */
     }
-    request *r = &p->queue[(p->head + p->count) % p->capacity];
-    r->kind = kind;
-    r->device = device;
-    r->gate_value = gate_value;
-    r->count = count;
-    memcpy(r->points, points, (size_t)count * sizeof *points);
-    p->count++;
-    pthread_cond_signal(&p->wake);
     pthread_mutex_unlock(&p->lock);
     return HPL_OK;
 }
