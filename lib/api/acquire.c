@@ -65,7 +65,7 @@ static void describe(hpl__device *d, hpl__array *a, int slot, hpl_vulkan_buffer 
     hpl__array *root = a->root;
     hpl__layout l = hpl__layout_of(root, slot, d->index);
     VkDeviceAddress base = slot == HPL__HOST ? root->imports[d->index].address - root->imports[d->index].offset
-                                             : hpl__instance_of(root, slot)->address - hpl__instance_of(root, slot)->base;
+                                             : hpl__instance_of(root, slot)->address;
     VkDeviceSize esize = hpl_type_size(root->type);
     uint64_t last[3];
     for (int i = 0; i < 3; i++)

@@ -19,7 +19,7 @@ hpl__layout hpl__layout_of(hpl__array *root, int slot, int device)
         return (hpl__layout){.buffer = im->buffer, .base = im->offset, .box = root->coherence.whole};
     }
     const hpl__instance *inst = hpl__instance_of(root, slot);
-    return (hpl__layout){.buffer = inst->buffer, .base = inst->base, .box = inst->box};
+    return (hpl__layout){.buffer = inst->buffer, .base = 0, .box = inst->box};
 }
 
 /* ---- recording copies -------------------------------------------------- */

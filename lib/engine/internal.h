@@ -185,8 +185,7 @@ typedef struct hpl__instance {
     hpl__box box;
     VkBuffer buffer;
     VkDeviceMemory memory;
-    VkDeviceSize base;       /* bytes before element box.lo in buffer (residency.c: host_phase) */
-    VkDeviceAddress address; /* of element box.lo */
+    VkDeviceAddress address;
     uint64_t bytes;
     uint64_t last_use; /* ctx->clock at its last use: least recently used goes first */
     uint64_t pinned;   /* == ctx->operation while an operation needs it */

@@ -139,19 +139,6 @@ static int no_room(hpl_context *ctx, const hpl__array *root, int device, uint64_
                      d->stats.resident_bytes / 1048576.0);
 }
 
-/* Where element box.lo sits in the host storage, modulo 256 bytes (when a
- * multiple of the element size): an instance starts its elements there, so
- * that copies between the two run at the same alignment on both sides. A
- * copy engine writes a destination misaligned against its source at about
- * half speed (H200: device -> host into malloc() + 4, samples/RESULTS.md).
- * Host storage the library allocates later is page-aligned. */
-static VkDeviceSize host_phase(const hpl__array *root, const hpl__box *box)
-{
-    size_t esize = hpl_type_size(root->type);
-    uintptr_t at = (uintptr_t)root->host + hpl__box_offset(&root->coherence.whole, box->lo) * esize;
-    return at % 256 % esize ? 0 : at % 256;
-}
-
 static int allocate(hpl_context *ctx, hpl__array *root, int device, const hpl__box *box, hpl__instance *inst)
 {
     hpl__device *d = &ctx->devices[device];
@@ -173,8 +160,7 @@ static int allocate(hpl_context *ctx, hpl__array *root, int device, const hpl__b
     VkBufferUsageFlags usage =
         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     for (;;) {
-        int rc = hpl__buffer_create(d, inst->base + bytes, usage, d->local_memory_type, true, &inst->buffer,
-                                    &inst->memory);
+        int rc = hpl__buffer_create(d, bytes, usage, d->local_memory_type, true, &inst->buffer, &inst->memory);
         if (rc != HPL_ERROR_OUT_OF_DEVICE_MEMORY)
             return rc;
         /* The driver is full before our limit: make room and retry. */
@@ -196,7 +182,7 @@ static int add_instance(hpl_context *ctx, hpl__array *root, int device, const hp
         root->instances = list;
         root->instance_capacity = cap;
     }
-    hpl__instance inst = {.device = device, .box = *box, .base = host_phase(root, box)};
+    hpl__instance inst = {.device = device, .box = *box};
     int rc = allocate(ctx, root, device, box, &inst);
     if (rc != HPL_OK)
         return rc;
@@ -208,7 +194,7 @@ static int add_instance(hpl_context *ctx, hpl__array *root, int device, const hp
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
     VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = inst.buffer};
-    inst.address = vkGetBufferDeviceAddress(d->device, &ai) + inst.base;
+    inst.address = vkGetBufferDeviceAddress(d->device, &ai);
     inst.bytes = hpl__box_volume(box) * hpl_type_size(root->type);
     inst.last_use = ++ctx->clock;
     inst.pinned = ctx->operation;
