@@ -536,7 +536,7 @@ typedef struct hpl_device_stats {
     uint64_t staged_bytes; /* of to_device/to_host_bytes, those copied through staging
                             * slots, chunk by chunk, because the device could not import
                             * the host storage (no VK_EXT_external_memory_host, a pointer
-                            * the driver refuses, or HPLVK_HOST_IMPORT=0): slower than
+                            * the driver refuses, a file mapping, or HPLVK_HOST_IMPORT=0): slower than
                             * one DMA, still overlapping memcpy and DMA */
 } hpl_device_stats;
 

@@ -58,12 +58,16 @@ static hpl_stats moved(hpl_context *ctx)
 
 /* Does the device upload `bytes` in one operation through a transfer lane
  * (HPLVK_TRANSFER_LANE: "shared" always, "off" never, else where it has a
- * dedicated transfer queue, from 4 MiB on: hpl_device_stats)? */
+ * dedicated transfer queue, from 4 MiB on: hpl_device_stats), the host
+ * storage imported (not staged)? */
 static bool uses_lane(hpl_context *ctx, int device, uint64_t bytes)
 {
     const char *env = getenv("HPLVK_TRANSFER_LANE");
     hpl_device_info info;
     if (!CHECK_OK(hpl_device_get_info(ctx, device, &info)))
+        return false;
+    /* Host memory the device cannot import is staged, never on the lane. */
+    if (!info.host_import)
         return false;
     if (env && !strcmp(env, "shared"))
         return true;

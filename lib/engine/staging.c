@@ -1,6 +1,6 @@
 /* Staged host transfers, for host storage a device cannot import: no
- * VK_EXT_external_memory_host, a pointer the driver refuses (a file mapping
- * on some drivers), or HPLVK_HOST_IMPORT=0. Copies go through a ring of
+ * VK_EXT_external_memory_host, a pointer the driver refuses, a file mapping
+ * (never imported: storage.c), or HPLVK_HOST_IMPORT=0. Copies go through a ring of
  * host-visible slots of the device's own, chunk by chunk, each chunk its own
  * submission, so that the host's memcpy of one chunk overlaps the DMA of the
  * one before: an upload fills slot k+1 while the device drains slot k, a

@@ -5,6 +5,7 @@
  * reach memory through here, never through array.c. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -25,6 +26,27 @@ int hpl__host_storage_ensure(hpl__array *root)
     return HPL_OK;
 }
 
+/* Does [p, p + n) lie in a mapping of a file (/proc/self/maps: a non-zero
+ * inode)? NVIDIA's driver refuses to import such memory, and the
+ * allocations that follow such a refusal in the context can fail too
+ * (H200, 2026-11-25): it is staged without trying. false when unknown. */
+static bool file_mapped(const void *p, size_t n)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return false;
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    bool file = false;
+    char line[512];
+    while (!file && fgets(line, sizeof line, f)) {
+        unsigned long start, end, inode;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &start, &end, &inode) == 3 && start < hi && lo < end)
+            file = inode != 0;
+    }
+    fclose(f);
+    return file;
+}
+
 int hpl__host_storage_import(hpl_context *ctx, hpl__array *root, int device)
 {
     hpl__import *im = &root->imports[device];
@@ -32,7 +54,7 @@ int hpl__host_storage_import(hpl_context *ctx, hpl__array *root, int device)
         return HPL_OK;
     hpl__device *d = &ctx->devices[device];
     int rc = hpl__host_storage_ensure(root);
-    if (rc == HPL_OK && !d->host_import && !d->zero_copy) {
+    if (rc == HPL_OK && !d->zero_copy && (!d->host_import || (!root->host_owned && file_mapped(root->host, root->bytes)))) {
         im->staged = true;
         return HPL_OK;
     }
