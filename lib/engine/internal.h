@@ -420,6 +420,10 @@ void hpl__gate_signal(hpl__device *d, uint64_t value);
 VkResult hpl__timeline_wait(hpl__device *d, uint64_t value);
 /* Host waits for every point (releasing the context lock meanwhile). */
 int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count);
+/* The same without letting go of the context lock, for a caller in the
+ * middle of an operation (staging.c); each device's batch is flushed first
+ * where the point is in it. */
+int hpl__wait_points_held(hpl_context *ctx, const hpl__point *points, int count);
 int hpl__wait_idle(hpl_context *ctx);
 void hpl__barrier_all(VkCommandBuffer cb);
 void hpl__barrier_to_host(VkCommandBuffer cb);

@@ -95,27 +95,13 @@ void hpl__staging_close(hpl__device *d)
     memset(s, 0, sizeof *s);
 }
 
-/* Host-side waits, the context lock held (see the top of the file). */
-static int wait_points_locked(hpl_context *ctx, const hpl__point *points, int count)
-{
-    for (int i = 0; i < count; i++) {
-        hpl__device *d = &ctx->devices[points[i].device];
-        VkResult r = points[i].value ? hpl__timeline_wait(d, points[i].value) : VK_SUCCESS;
-        if (r != VK_SUCCESS) {
-            d->error = r == VK_ERROR_DEVICE_LOST ? HPL_ERROR_DEVICE_LOST : d->error;
-            return hpl__vk_error(r, "waiting for a staged copy");
-        }
-    }
-    return HPL_OK;
-}
-
 /* The next slot, once the device is done with it. */
 static int slot_take(hpl_context *ctx, hpl__device *d, uint32_t *slot)
 {
     hpl__staging *s = &d->staging;
     *slot = s->next;
     s->next = (s->next + 1) % HPL__STAGING_SLOTS;
-    return wait_points_locked(ctx, &(hpl__point){d->index, s->free_at[*slot]}, 1);
+    return hpl__wait_points_held(ctx, &(hpl__point){d->index, s->free_at[*slot]}, 1);
 }
 
 /* One staged transfer: t between the host storage and a buffer of d. */
@@ -198,7 +184,7 @@ static int download_drain(staged *x)
 {
     if (hpl__region_empty(&x->pending))
         return HPL_OK;
-    int rc = wait_points_locked(x->ctx, &(hpl__point){x->d->index, x->d->staging.free_at[x->pending_slot]}, 1);
+    int rc = hpl__wait_points_held(x->ctx, &(hpl__point){x->d->index, x->d->staging.free_at[x->pending_slot]}, 1);
     if (rc == HPL_OK)
         host_side(x, &x->pending, x->pending_slot, false);
     hpl__region_clear(&x->pending);
@@ -236,7 +222,7 @@ static int run_staged(hpl_context *ctx, hpl__array *root, const hpl__transfer *t
     x.wait_count = upload ? hpl__coherence_wait_points(c, t->dst, &t->region, true, device_waits, 0) : 0;
     int rc = staging_open(ctx, x.d);
     if (rc == HPL_OK)
-        rc = wait_points_locked(ctx, host_waits, n);
+        rc = hpl__wait_points_held(ctx, host_waits, n);
     if (rc == HPL_OK)
         rc = hpl__region_chunks(&t->region, x.d->staging.slot_bytes / x.esize, upload ? upload_chunk : download_chunk,
                                 &x);

@@ -465,9 +465,17 @@ static int wait_point(hpl_context *ctx, hpl__point p)
     return hpl__vk_error(r, "vkWaitSemaphores");
 }
 
-int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
+int hpl__wait_points_held(hpl_context *ctx, const hpl__point *points, int count)
 {
     int rc = HPL_OK;
+    for (int i = 0; i < count && rc == HPL_OK; i++)
+        if (points[i].value)
+            rc = wait_point(ctx, points[i]);
+    return rc;
+}
+
+int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
+{
     bool pending = false;
     for (int i = 0; i < count && !pending; i++)
         pending = points[i].value && hpl__device_completed(&ctx->devices[points[i].device]) < points[i].value;
@@ -484,9 +492,7 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
     /* Other threads may use the context while this one waits. */
     uint64_t since = hpl__events_wait_begin(ctx);
     HPL__UNLOCK(ctx);
-    for (int i = 0; i < count && rc == HPL_OK; i++)
-        if (points[i].value)
-            rc = wait_point(ctx, points[i]);
+    int rc = hpl__wait_points_held(ctx, points, count);
     HPL__LOCK(ctx);
     hpl__events_wait(ctx, points, count, since);
     return rc;
