@@ -530,9 +530,10 @@ typedef struct hpl_device_stats {
     uint64_t operations;  /* kernels, copy groups and assignments recorded for the device */
     uint64_t submissions; /* compute queue submissions carrying them: operations recorded
                            * with no host wait between them share submissions (batching) */
-    uint64_t transfer_submissions; /* uploads submitted on the device's dedicated transfer
-                                    * queue, overlapping kernels: those of 4 MiB or more
-                                    * per operation (HPLVK_TRANSFER_LANE) */
+    uint64_t transfer_submissions; /* copies between the host and the device submitted on
+                                    * its dedicated transfer queue, overlapping kernels:
+                                    * uploads of 4 MiB or more per operation, downloads of
+                                    * 4 MiB or more (HPLVK_TRANSFER_LANE) */
     uint64_t staged_bytes; /* of to_device/to_host_bytes, those copied through staging
                             * slots, chunk by chunk, because the device could not import
                             * the host storage (no VK_EXT_external_memory_host, a pointer
@@ -939,16 +940,20 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *                      opened for writing is a warning naming the variable,
  *                      the path and the reason, and the context runs
  *                      untraced. Unset or "": no trace.
- * HPLVK_TRANSFER_LANE  where uploads (host -> device copies) run: "auto"
- *                      (unset: the default) puts those of 4 MiB or more
- *                      per operation on the device's dedicated transfer
- *                      queue, where it has one, so that they overlap
- *                      kernels; "off" keeps every copy on the compute
- *                      queue; "shared" gives the compute queue itself a
- *                      transfer lane (its own timeline and command
- *                      buffers) for every upload: no overlap, but every
- *                      path of the lane runs on a one-queue device, for
- *                      tests. Other values make hpl_context_create fail.
+ * HPLVK_TRANSFER_LANE  where copies between the host and a device run:
+ *                      "auto" (unset: the default) puts uploads of 4 MiB or
+ *                      more per operation, and downloads of 4 MiB or more
+ *                      (a host read, hpl_array_prefetch to HPL_ON_HOST, a
+ *                      copy on to another device), on the device's
+ *                      dedicated transfer queue, where it has one, so that
+ *                      they overlap kernels; "off" keeps every copy on the
+ *                      compute queue; "shared" gives the compute queue
+ *                      itself a transfer lane (its own timeline and
+ *                      command buffers) for every such copy: no overlap,
+ *                      but every path of the lane runs on a one-queue
+ *                      device, for tests. A download whose host side waits
+ *                      for another device stays on the compute queue.
+ *                      Other values make hpl_context_create fail.
  */
 
 /* ======================================================================

@@ -10,10 +10,14 @@
  *     right after");
  *   - hpl_kernel_destroy while its eval runs;
  *   - the same array passed as an input and as an output of one eval;
- *   - the default domain when the first argument is a scalar.
+ *   - the default domain when the first argument is a scalar;
+ *   - write after a download (two devices): a device overwrites an array
+ *     whose copy to the host, on its transfer lane, another device waits
+ *     for.
  * Timing is only used to print how long the kernel ran (information). */
 #include "harness.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +190,53 @@ static void aliasing_and_domain(hpl_context *ctx)
     CHECK_OK(hpl_kernel_destroy(ctx, ks));
 }
 
+/* Device 1 reads x, which device 0 wrote: x goes from device 0 to the host
+ * (8 MiB, above HPL__LANE_MIN_BYTES: on device 0's transfer lane where it
+ * has one; HPLVK_TRANSFER_LANE=shared takes it anyway) and on to device 1.
+ * Device 0's next eval overwrites x at once and must wait for the download
+ * to have read it: unordered, the short kernel overtakes the 8 MiB copy
+ * and device 1 sees its values. */
+static void war_after_download(void)
+{
+    enum { M = 2 << 20 };
+    hpl_context *ctx = th_context("cpu:2");
+    if (!ctx)
+        return;
+    hpl_kernel k = th_kernel(ctx, slow_src);
+    hpl_array a = th_array(ctx, HPL_FLOAT32, M, 0, 0), b = th_array(ctx, HPL_FLOAT32, M, 0, 0);
+    hpl_array x = th_array(ctx, HPL_FLOAT32, M, 0, 0), y = th_array(ctx, HPL_FLOAT32, M, 0, 0);
+    float *pa = th_access(ctx, a, HPL_WRITE), *pb = pa ? th_access(ctx, b, HPL_WRITE) : NULL;
+    for (int i = 0; pb && i < M; i++)
+        pb[i] = 1000.0f + (float)(i % 1000);
+    pa = th_access(ctx, a, HPL_WRITE);
+    for (int i = 0; pa && i < M; i++)
+        pa[i] = (float)(i % 1000);
+    for (int round = 0; round < 3; round++) {
+        CHECK_OK(hpl_eval(ctx, k, &(hpl_launch){.device = 0}, HPL_ARGS(hpl_arr(a), hpl_arr(x), hpl_i32(1))));
+        CHECK_OK(hpl_eval(ctx, k, &(hpl_launch){.device = 1}, HPL_ARGS(hpl_arr(x), hpl_arr(y), hpl_i32(1))));
+        CHECK_OK(hpl_eval(ctx, k, &(hpl_launch){.device = 0}, HPL_ARGS(hpl_arr(b), hpl_arr(x), hpl_i32(1))));
+        const float *py = th_access(ctx, y, HPL_READ);
+        int bad = 0;
+        for (int i = 0; py && i < M; i++)
+            bad += py[i] != 4.0f * (float)(i % 1000);
+        CHECK(py && bad == 0, "write after download, round %d: %d elements of y saw device 0's later write to x",
+              round, bad);
+        const float *px = th_access(ctx, x, HPL_READ);
+        bad = 0;
+        for (int i = 0; px && i < M; i++)
+            bad += px[i] != 2.0f * (1000.0f + (float)(i % 1000));
+        CHECK(px && bad == 0, "write after download, round %d: %d elements of x are not device 0's last write", round,
+              bad);
+    }
+    hpl_stats st;
+    if (CHECK_OK(hpl_stats_get(ctx, &st)))
+        th_note("write after download: %" PRIu64 " bytes device 0 -> host, %" PRIu64 " transfer-queue submissions",
+                st.device[0].to_host_bytes, st.device[0].transfer_submissions);
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+    CHECK_OK(hpl_finish(ctx));
+    hpl_context_destroy(ctx);
+}
+
 int main(void)
 {
     hpl_context *ctx = th_context("cpu");
@@ -208,6 +259,7 @@ int main(void)
     waw_raw(ctx, k);
     destroy_in_flight(ctx);
     aliasing_and_domain(ctx);
+    war_after_download();
     CHECK_OK(hpl_kernel_destroy(ctx, k));
     CHECK_OK(hpl_finish(ctx));
     return th_finish(ctx);

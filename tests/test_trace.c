@@ -340,6 +340,7 @@ typedef struct event {
     int64_t begin, end; /* ns from the trace's origin */
     uint64_t seq, value;
     int device; /* -1: host */
+    bool lane;  /* on the device's transfer lane (its own timeline): args.queue "transfer" */
     bool gpu;
     const jnode *args;
     /* copies */
@@ -439,10 +440,13 @@ static bool load_event(const jnode *n, event *e)
     e->device = -1;
     if (e->cat != 'w') {
         double device = -1, value = -1;
-        ok = jnum(e->args, "device", &device) && jnum(e->args, "value", &value) && value >= 1;
-        CHECK(ok, "device event %s (seq %.0f) lacks args.device or args.value", e->name, seq);
+        const char *queue = jstr(e->args, "queue");
+        ok = jnum(e->args, "device", &device) && jnum(e->args, "value", &value) && value >= 1 && queue &&
+             (!strcmp(queue, "compute") || !strcmp(queue, "transfer"));
+        CHECK(ok, "device event %s (seq %.0f) lacks args.device, args.value or args.queue", e->name, seq);
         e->device = (int)device;
         e->value = (uint64_t)value;
+        e->lane = ok && !strcmp(queue, "transfer");
     }
     if (ok && e->cat == 'c') {
         ok = load_copy(e);
@@ -567,11 +571,12 @@ static void check_tracks(const trace *t, const hpl_device_info *info, int device
         } else {
             bool known = e->device >= 0 && e->device < t->devices;
             /* Track 1: the compute queue; 2: the transfer lane, which takes
-             * uploads only (lib/engine/lane.c). */
-            bool upload = e->cat == 'c' && e->direction && !strcmp(e->direction, "host to device");
-            CHECK(known && e->pid == t->pid[e->device] && (e->tid == 1 || (e->tid == 2 && upload)),
-                  "%s seq %llu of device %d is on track %d/%d", e->name, (unsigned long long)e->seq, e->device, e->pid,
-                  e->tid);
+             * copies between the host and the device (lib/engine/lane.c). */
+            bool host_copy = e->cat == 'c' && e->direction &&
+                             (!strcmp(e->direction, "host to device") || !strcmp(e->direction, "device to host"));
+            CHECK(known && e->pid == t->pid[e->device] && e->tid == (e->lane ? 2 : 1) && (!e->lane || host_copy),
+                  "%s seq %llu of device %d (%s) is on track %d/%d", e->name, (unsigned long long)e->seq, e->device,
+                  e->lane ? "transfer" : "compute", e->pid, e->tid);
             CHECK(!known || !t->gpu_timestamps[e->device] || e->gpu,
                   "%s seq %llu has host times on device %d, which has timestamps", e->name, (unsigned long long)e->seq,
                   e->device);
@@ -701,13 +706,17 @@ static void check_waits(const trace *t)
             continue;
         for (int p = 0; p < points->count; p++) {
             double device = -1, value = -1;
+            const char *queue = jstr(points->items[p], "queue");
             if (!CHECK(jnum(points->items[p], "device", &device) && jnum(points->items[p], "value", &value) &&
-                           device >= 0 && device < t->devices,
+                           device >= 0 && device < t->devices && queue &&
+                           (!strcmp(queue, "compute") || !strcmp(queue, "transfer")),
                        "wait seq %llu: point %d is malformed", (unsigned long long)w->seq, p))
                 continue;
+            bool lane = !strcmp(queue, "transfer"); /* a timeline of its own */
             for (int j = 0; j < t->count; j++) {
                 const event *e = &t->ev[j];
-                if (e->gpu && e->device == (int)device && e->value <= (uint64_t)value && e->seq < w->seq)
+                if (e->gpu && e->device == (int)device && e->lane == lane && e->value <= (uint64_t)value &&
+                    e->seq < w->seq)
                     CHECK(e->end <= w->end + t->clock_error[e->device] + 1,
                           "wait seq %llu for device %d value %.0f ends at %lld ns, before seq %llu (value %llu) ends "
                           "(%lld)", (unsigned long long)w->seq, (int)device, value, (long long)w->end,
@@ -960,7 +969,9 @@ static bool check_round_trip(const trace *t, int single, bool zero_copy)
         const jnode *points = w->cat == 'w' ? jget(w->args, "points") : NULL;
         for (int p = 0; points && p < points->count; p++) {
             double device = -1, value = 0;
+            const char *queue = jstr(points->items[p], "queue");
             if (w->seq > out->seq && jnum(points->items[p], "device", &device) && device == single &&
+                queue && !strcmp(queue, out->lane ? "transfer" : "compute") &&
                 jnum(points->items[p], "value", &value) && value >= (double)out->value)
                 wait = w;
         }

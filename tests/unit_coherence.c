@@ -18,7 +18,7 @@
  *    runs, no device-to-device step, same device preferred to the host and
  *    the host to other devices taken in slot order, exactly the missing
  *    elements that are valid somewhere, nothing twice), the access lists
- *    (boxes inside the memory, at most HPL__ACCESSES_PER_DEVICE per device
+ *    (boxes inside the memory, at most HPL__ACCESSES_PER_TIMELINE per device
  *    and kind), wait_points of the whole memory and of a random region, for
  *    reading and writing (exactly the element-wise answer while no access
  *    was merged, else at least it and at most the whole memory's), and
@@ -281,12 +281,12 @@ typedef struct world {
 } world;
 
 static uint32_t next_value = 1;
-static uint64_t timeline[HPL__MAX_DEVICES];
+static uint64_t timeline[HPL__MAX_TIMELINES];
 
-/* The next point of a device's timeline. */
-static hpl__point tick(int device)
+/* The next point of a timeline. */
+static hpl__point tick(int t)
 {
-    return (hpl__point){device, ++timeline[device]};
+    return (hpl__point){t, ++timeline[t]};
 }
 
 /* ---- The reference for points --------------------------------------------- */
@@ -319,7 +319,7 @@ static void ref_touch(int mem, bits set, hpl__point at, bool write)
 {
     if (at.value == 0)
         return; /* the host's own work */
-    int i = ref_index(at.device);
+    int i = ref_index(at.timeline);
     FOR_EACH(e, set) {
         uint64_t *v = &ref_last[mem][e][i][write];
         *v = HPL__MAX(*v, at.value);
@@ -334,7 +334,7 @@ static void ref_clear(int mem)
 /* Work of done.device up to done.value is complete. */
 static void ref_retire(hpl__point done)
 {
-    int i = ref_index(done.device);
+    int i = ref_index(done.timeline);
     for (int k = 0; k < MAXMEM; k++)
         for (int e = 0; e < MAXE; e++)
             for (int w = 0; w < 2; w++)
@@ -457,7 +457,7 @@ static int ref_points_add(hpl__point *list, int n, hpl__point p)
     if (p.value == 0)
         return n;
     for (int i = 0; i < n; i++)
-        if (list[i].device == p.device) {
+        if (list[i].timeline == p.timeline) {
             if (p.value > list[i].value)
                 list[i].value = p.value;
             return n;
@@ -473,17 +473,17 @@ static bool same_points(const hpl__point *got, int gn, const hpl__point *exp, in
     if (gn != en)
         return false;
     for (int i = 0; i < pn; i++)
-        if (got[i].device != pre[i].device)
+        if (got[i].timeline != pre[i].timeline)
             return false;
     for (int i = 0; i < gn; i++) {
-        if (got[i].value == 0 || got[i].device < 0 || got[i].device >= HPL__MAX_DEVICES)
+        if (got[i].value == 0 || got[i].timeline < 0 || got[i].timeline >= HPL__MAX_TIMELINES)
             return false;
         for (int j = 0; j < i; j++)
-            if (got[j].device == got[i].device)
+            if (got[j].timeline == got[i].timeline)
                 return false;
         bool found = false;
         for (int j = 0; j < en; j++)
-            found = found || (exp[j].device == got[i].device && exp[j].value == got[i].value);
+            found = found || (exp[j].timeline == got[i].timeline && exp[j].value == got[i].value);
         if (!found)
             return false;
     }
@@ -501,22 +501,22 @@ static int random_prefix(hpl__point *list)
         int d;
         bool again;
         do {
-            d = (int)rng_below(HPL__MAX_DEVICES);
+            d = (int)rng_below(HPL__MAX_TIMELINES);
             again = false;
             for (int j = 0; j < i; j++)
-                again = again || list[j].device == d;
+                again = again || list[j].timeline == d;
         } while (again);
         list[i] = (hpl__point){d, 1 + rng_below(timeline[d] + 3)};
     }
-    for (int i = n; i < HPL__MAX_DEVICES + GUARD; i++)
+    for (int i = n; i < HPL__MAX_TIMELINES + GUARD; i++)
         list[i] = (hpl__point){GUARD_DEVICE, 12345};
     return n;
 }
 
 static bool guards_intact(const hpl__point *list)
 {
-    for (int i = HPL__MAX_DEVICES; i < HPL__MAX_DEVICES + GUARD; i++)
-        if (list[i].device != GUARD_DEVICE || list[i].value != 12345)
+    for (int i = HPL__MAX_TIMELINES; i < HPL__MAX_TIMELINES + GUARD; i++)
+        if (list[i].timeline != GUARD_DEVICE || list[i].value != 12345)
             return false;
     return true;
 }
@@ -525,7 +525,7 @@ static void print_points(const char *name, const hpl__point *list, int n)
 {
     fprintf(stderr, "  %s:", name);
     for (int i = 0; i < n; i++)
-        fprintf(stderr, " {%d,%" PRIu64 "}", list[i].device, list[i].value);
+        fprintf(stderr, " {%d,%" PRIu64 "}", list[i].timeline, list[i].value);
     fputc('\n', stderr);
 }
 
@@ -535,16 +535,16 @@ static bool bounded_points(const hpl__point *got, int gn, const hpl__point *lo, 
                            const hpl__point *pre, int pn)
 {
     for (int i = 0; i < pn; i++)
-        if (got[i].device != pre[i].device)
+        if (got[i].timeline != pre[i].timeline)
             return false;
     for (int i = 0; i < gn; i++) {
         uint64_t low = 0, high = 0;
         for (int j = 0; j < ln; j++)
-            low = lo[j].device == got[i].device ? lo[j].value : low;
+            low = lo[j].timeline == got[i].timeline ? lo[j].value : low;
         for (int j = 0; j < hn; j++)
-            high = hi[j].device == got[i].device ? hi[j].value : high;
+            high = hi[j].timeline == got[i].timeline ? hi[j].value : high;
         for (int j = 0; j < i; j++)
-            if (got[j].device == got[i].device)
+            if (got[j].timeline == got[i].timeline)
                 return false;
         if (got[i].value == 0 || got[i].value < low || got[i].value > high)
             return false;
@@ -552,7 +552,7 @@ static bool bounded_points(const hpl__point *got, int gn, const hpl__point *lo, 
     for (int j = 0; j < ln; j++) {
         bool found = false;
         for (int i = 0; i < gn; i++)
-            found = found || got[i].device == lo[j].device;
+            found = found || got[i].timeline == lo[j].timeline;
         if (!found)
             return false;
     }
@@ -567,8 +567,8 @@ static unsigned long waits_exact, waits_bounded;
  * at most those of the whole memory. region NULL: the whole memory. */
 static void check_wait_points(const world *w, int k, const hpl__region *region, bits rb, bool for_write)
 {
-    hpl__point pre[HPL__MAX_DEVICES + GUARD], got[HPL__MAX_DEVICES + GUARD];
-    hpl__point exp[HPL__MAX_DEVICES + GUARD], hi[HPL__MAX_DEVICES + GUARD];
+    hpl__point pre[HPL__MAX_TIMELINES + GUARD], got[HPL__MAX_TIMELINES + GUARD];
+    hpl__point exp[HPL__MAX_TIMELINES + GUARD], hi[HPL__MAX_TIMELINES + GUARD];
     int pn = random_prefix(pre);
     memcpy(got, pre, sizeof got);
     int gn = hpl__coherence_wait_points(&w->c, k, region, for_write, got, pn);
@@ -577,7 +577,7 @@ static void check_wait_points(const world *w, int k, const hpl__region *region, 
     bool exact = !region || hpl__coherence_exact(&w->c, k);
     int hn = 0;
     bool ok;
-    CHECK(guards_intact(got), "wait_points writes at most HPL__MAX_DEVICES points");
+    CHECK(guards_intact(got), "wait_points writes at most HPL__MAX_TIMELINES points");
     if (exact) {
         waits_exact++;
         ok = same_points(got, gn, exp, en, pre, pn);
@@ -603,7 +603,7 @@ static void check_wait_points(const world *w, int k, const hpl__region *region, 
 }
 
 /* The accesses of memory k: boxes inside its box, real points, at most
- * HPL__ACCESSES_PER_DEVICE per device and kind. */
+ * HPL__ACCESSES_PER_TIMELINE per device and kind. */
 static void check_accesses(const world *w, int k)
 {
     const hpl__memory_state *s = &w->c.mem[k];
@@ -611,18 +611,18 @@ static void check_accesses(const world *w, int k)
     CHECK(formed, "access list well formed");
     for (uint32_t i = 0; formed && i < s->access_count; i++) {
         const hpl__access *e = &s->accesses[i];
-        CHECK(e->device >= 0 && e->device < HPL__MAX_DEVICES && e->value > 0, "an access is a real point");
+        CHECK(e->timeline >= 0 && e->timeline < HPL__MAX_TIMELINES && e->value > 0, "an access is a real point");
         CHECK(!hpl__box_empty(&e->box) && hpl__box_contains(&s->box, &e->box), "an access box lies in the memory");
         uint32_t same = 0;
         for (uint32_t j = 0; j < s->access_count; j++)
-            same += s->accesses[j].device == e->device && s->accesses[j].write == e->write;
-        CHECK(same <= HPL__ACCESSES_PER_DEVICE, "at most HPL__ACCESSES_PER_DEVICE accesses per device and kind");
+            same += s->accesses[j].timeline == e->timeline && s->accesses[j].write == e->write;
+        CHECK(same <= HPL__ACCESSES_PER_TIMELINE, "at most HPL__ACCESSES_PER_TIMELINE accesses per device and kind");
     }
 }
 
 static void check_all_points(const world *w)
 {
-    hpl__point pre[HPL__MAX_DEVICES + GUARD], got[HPL__MAX_DEVICES + GUARD], exp[1][HPL__MAX_DEVICES + GUARD];
+    hpl__point pre[HPL__MAX_TIMELINES + GUARD], got[HPL__MAX_TIMELINES + GUARD], exp[1][HPL__MAX_TIMELINES + GUARD];
     int pn = random_prefix(pre);
     memcpy(got, pre, sizeof got);
     int gn = hpl__coherence_all_points(&w->c, got, pn);
@@ -632,7 +632,7 @@ static void check_all_points(const world *w)
         if (w->m.used[k])
             en[0] = ref_wait(k, w->m.boxbits[k], true, exp[0], en[0]);
     bool ok = same_points(got, gn, exp[0], en[0], pre, pn);
-    CHECK(guards_intact(got), "all_points writes at most HPL__MAX_DEVICES points");
+    CHECK(guards_intact(got), "all_points writes at most HPL__MAX_TIMELINES points");
     CHECK(ok, "all_points: every writer and reader of every memory, one per device, highest");
     if (!ok && failures <= 30) {
         print_points("given", pre, pn);
@@ -862,7 +862,7 @@ static bits do_remove(world *w, int k, bool save, const hpl__region *within, bit
         hpl__transfer t = {k, HPL__HOST, {0}};
         CHECK(hpl__region_copy(&t.region, &out), "region_copy");
         hpl__point at = tick(m->device[k]);
-        logf_("save m%d -> host %s at {%d,%" PRIu64 "}", k, fmt_region(buf, sizeof buf, &out), at.device, at.value);
+        logf_("save m%d -> host %s at {%d,%" PRIu64 "}", k, fmt_region(buf, sizeof buf, &out), at.timeline, at.value);
         CHECK(hpl__coherence_did_transfer(&w->c, &t, at), "did_transfer returns true");
         FOR_EACH(e, got) {
             m->value[HPL__HOST][e] = m->value[k][e];
@@ -893,15 +893,17 @@ static bits do_remove(world *w, int k, bool save, const hpl__region *within, bit
     return lost;
 }
 
-/* A point of device: the next one, or in random sequences (m->ndev set)
+/* A point of device: on its compute timeline, or in random sequences
+ * (m->ndev set) one time in four on its transfer lane's; the next one, or
  * one time in eight one already given (operations of one batch share a
  * value; records may come late). */
 static hpl__point device_point(const model *m, int device)
 {
-    if (m->ndev == 0 || timeline[device] == 0 || rng_below(8))
-        return tick(device);
+    int t = m->ndev && rng_below(4) == 0 ? HPL__LANE + device : device;
+    if (m->ndev == 0 || timeline[t] == 0 || rng_below(8))
+        return tick(t);
     uint64_t back = rng_below(3);
-    return (hpl__point){device, timeline[device] > back ? timeline[device] - back : 1};
+    return (hpl__point){t, timeline[t] > back ? timeline[t] - back : 1};
 }
 
 /* The point of work on memory k: its device's; on the host storage the
@@ -923,7 +925,7 @@ static void do_read(world *w, int k, const hpl__region *r, bits rb, bool kernel_
     plan_and_check(w, k, r, rb, true);
     if (kernel_read) {
         hpl__point at = work_point(&w->m, k);
-        logf_("did_read m%d at {%d,%" PRIu64 "}", k, at.device, at.value);
+        logf_("did_read m%d at {%d,%" PRIu64 "}", k, at.timeline, at.value);
         hpl__coherence_did_read(&w->c, k, r, at);
         ref_touch(k, rb, at, false);
     }
@@ -934,7 +936,7 @@ static void do_touch(world *w, int k, const hpl__region *r, bits rb)
 {
     hpl__point at = work_point(&w->m, k);
     char buf[160];
-    logf_("touch m%d %s at {%d,%" PRIu64 "}", k, fmt_region(buf, sizeof buf, r), at.device, at.value);
+    logf_("touch m%d %s at {%d,%" PRIu64 "}", k, fmt_region(buf, sizeof buf, r), at.timeline, at.value);
     hpl__coherence_did_touch(&w->c, k, r, at);
     ref_touch(k, rb, at, true);
 }
@@ -946,16 +948,18 @@ static void do_retire(world *w)
     hpl__point done[4];
     int n = 0;
     if (rng_below(4) == 0)
-        for (int i = 0; i < m->ndev; i++)
-            done[n++] = (hpl__point){m->devices[i], timeline[m->devices[i]]};
+        for (int i = 0; i < m->ndev; i++) {
+            int t = m->devices[i] + (rng_below(2) ? HPL__LANE : 0);
+            done[n++] = (hpl__point){t, timeline[t]};
+        }
     else if (m->ndev)
-        done[n++] = (hpl__point){m->devices[rng_below((uint64_t)m->ndev)], 0};
+        done[n++] = (hpl__point){m->devices[rng_below((uint64_t)m->ndev)] + (rng_below(2) ? HPL__LANE : 0), 0};
     if (n == 1) { /* a few points back, or all */
         uint64_t back = rng_below(6);
-        done[0].value = timeline[done[0].device] > back ? timeline[done[0].device] - back : 0;
+        done[0].value = timeline[done[0].timeline] > back ? timeline[done[0].timeline] - back : 0;
     }
     for (int i = 0; i < n; i++) {
-        logf_("retire {%d,%" PRIu64 "}", done[i].device, done[i].value);
+        logf_("retire {%d,%" PRIu64 "}", done[i].timeline, done[i].value);
         ref_retire(done[i]);
     }
     hpl__coherence_retire(&w->c, done, n);
@@ -966,7 +970,7 @@ static void do_write(world *w, int k, const hpl__region *r, bits rb)
     model *m = &w->m;
     hpl__point at = work_point(m, k);
     char buf[160];
-    logf_("write m%d %s at {%d,%" PRIu64 "}", k, fmt_region(buf, sizeof buf, r), at.device, at.value);
+    logf_("write m%d %s at {%d,%" PRIu64 "}", k, fmt_region(buf, sizeof buf, r), at.timeline, at.value);
     CHECK(hpl__coherence_did_write(&w->c, k, r, at), "did_write returns true");
     FOR_EACH(e, rb) {
         m->newest[e] = next_value++;
@@ -1370,7 +1374,7 @@ static bool points_are(const hpl__point *got, int n, int want_n, const hpl__poin
     for (int i = 0; i < n; i++) {
         bool found = false;
         for (int j = 0; j < n; j++)
-            found = found || (got[i].device == want[j].device && got[i].value == want[j].value);
+            found = found || (got[i].timeline == want[j].timeline && got[i].value == want[j].value);
         if (!found)
             return false;
     }
@@ -1386,7 +1390,7 @@ static void test_points(void)
     world *w = &W;
     hpl__coherence *c = &w->c;
     hpl__region r = {0}, tmp = {0};
-    hpl__point p[HPL__MAX_DEVICES];
+    hpl__point p[HPL__MAX_TIMELINES];
     world_init(w, &g, true);
     hpl__box whole = box1(0, 4);
     int m1 = do_add(w, 3, &whole), m2 = do_add(w, 7, &whole);
@@ -1433,7 +1437,7 @@ static void test_regions(void)
     world *w = &W;
     hpl__coherence *c = &w->c;
     hpl__region r = {0}, tmp = {0};
-    hpl__point p[HPL__MAX_DEVICES];
+    hpl__point p[HPL__MAX_TIMELINES];
     world_init(w, &g, true);
     hpl__box whole = box1(0, 16);
     int m0 = do_add(w, 0, &whole), m1 = do_add(w, 1, &whole), m2 = do_add(w, 2, &whole);
@@ -1457,7 +1461,7 @@ static void test_regions(void)
     for (int e = 5; e < 11; e += 5)
         w->m.value[HPL__HOST][e] = w->m.newest[e];
     /* Staging the two rows did not wait for each other. */
-    CHECK(hpl__coherence_wait_points(c, HPL__HOST, &t2.region, true, p, 0) == 1 && p[0].device == 2,
+    CHECK(hpl__coherence_wait_points(c, HPL__HOST, &t2.region, true, p, 0) == 1 && p[0].timeline == 2,
           "writing row 10 of the host waits only for device 2's copy there");
     region_1d(&r, 5, 6);
     CHECK(points_are(p, hpl__coherence_wait_points(c, HPL__HOST, &r, false, p, 0), 1, (hpl__point[]){at0}),
@@ -1500,7 +1504,7 @@ static void test_regions(void)
     hpl__region_free(&t2.region);
 }
 
-/* Past HPL__ACCESSES_PER_DEVICE reads of one device, the two oldest merge:
+/* Past HPL__ACCESSES_PER_TIMELINE reads of one device, the two oldest merge:
  * the list stays bounded, waits grow (never shrink), retire clears. */
 static void test_merge(void)
 {
@@ -1509,16 +1513,16 @@ static void test_merge(void)
     world *w = &W;
     hpl__coherence *c = &w->c;
     hpl__region r = {0}, tmp = {0};
-    hpl__point p[HPL__MAX_DEVICES], at[HPL__ACCESSES_PER_DEVICE + 2];
+    hpl__point p[HPL__MAX_TIMELINES], at[HPL__ACCESSES_PER_TIMELINE + 2];
     world_init(w, &g, true);
-    int n = HPL__ACCESSES_PER_DEVICE + 2;
+    int n = HPL__ACCESSES_PER_TIMELINE + 2;
     for (int i = 0; i < n; i++) { /* element 4i, read by device 1 */
         region_1d(&r, 4 * (uint64_t)i, 4 * (uint64_t)i + 1);
         at[i] = tick(1);
         hpl__coherence_did_read(c, HPL__HOST, &r, at[i]);
         ref_touch(HPL__HOST, bits_range(&g, 4 * (uint64_t)i, 4 * (uint64_t)i + 1), at[i], false);
-        CHECK(c->mem[HPL__HOST].access_count == (uint32_t)HPL__MIN(i + 1, HPL__ACCESSES_PER_DEVICE),
-              "at most HPL__ACCESSES_PER_DEVICE accesses");
+        CHECK(c->mem[HPL__HOST].access_count == (uint32_t)HPL__MIN(i + 1, HPL__ACCESSES_PER_TIMELINE),
+              "at most HPL__ACCESSES_PER_TIMELINE accesses");
     }
     CHECK(!hpl__coherence_exact(c, HPL__HOST), "merged");
     region_1d(&r, 1, 2); /* between the first two elements: merged over */
@@ -1551,7 +1555,7 @@ static void test_overflow_point(void)
     world *w = &W;
     hpl__coherence *c = &w->c;
     hpl__region r = {0};
-    hpl__point p[HPL__MAX_DEVICES];
+    hpl__point p[HPL__MAX_TIMELINES];
     world_init(w, &g, true);
     hpl__point at = tick(4);
     c->mem[HPL__HOST].overflow[4] = at.value;
@@ -1575,11 +1579,11 @@ static void test_points_add(void)
 {
     snprintf(context, sizeof context, "points_add");
     for (int t = 0; t < 20000; t++) {
-        hpl__point list[HPL__MAX_DEVICES + GUARD], ref[HPL__MAX_DEVICES + GUARD];
+        hpl__point list[HPL__MAX_TIMELINES + GUARD], ref[HPL__MAX_TIMELINES + GUARD];
         int n = random_prefix(list);
         memcpy(ref, list, sizeof ref);
         for (int a = 0; a < 6; a++) {
-            hpl__point p = {(int)rng_below(HPL__MAX_DEVICES), 1 + rng_below(20)};
+            hpl__point p = {(int)rng_below(HPL__MAX_TIMELINES), 1 + rng_below(20)};
             int got = hpl__points_add(list, n, p);
             n = ref_points_add(ref, n, p);
             CHECK(got == n && memcmp(list, ref, sizeof list) == 0, "one point per device, the highest, in place");

@@ -391,7 +391,7 @@ static int wait_retire(hpl_context *ctx, hpl__array *root, const hpl__point *poi
 /* Waits for every piece of pending work that uses the root array. */
 static int wait_array(hpl_context *ctx, hpl__array *root)
 {
-    hpl__point points[HPL__MAX_DEVICES];
+    hpl__point points[HPL__MAX_TIMELINES];
     int n = hpl__coherence_all_points(&root->coherence, points, 0);
     return wait_retire(ctx, root, points, n);
 }
@@ -531,7 +531,7 @@ int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool
     /* Reading waits for whoever wrote the box in the host copy; writing also
      * for every device still reading it there (DMA from the host storage, a
      * zero-copy kernel). Work on other parts does not hold the host up. */
-    hpl__point points[HPL__MAX_DEVICES];
+    hpl__point points[HPL__MAX_TIMELINES];
     int n = rc == HPL_OK ? hpl__coherence_wait_points(&root->coherence, HPL__HOST, &r, for_write, points, 0) : 0;
     hpl__region_free(&r);
     return rc == HPL_OK ? wait_retire(ctx, root, points, n) : rc;

@@ -171,9 +171,11 @@ static void put_wait_args(writer *w, const hpl__event *e)
 {
     FILE *f = w->f;
     fputs(",\"points\":[", f);
-    for (int i = 0; i < e->u.wait.point_count; i++)
-        fprintf(f, "%s{\"device\":%d,\"value\":%" PRIu64 "}", i ? "," : "", e->u.wait.points[i].device,
-                e->u.wait.points[i].value);
+    for (int i = 0; i < e->u.wait.point_count; i++) {
+        const hpl__point *p = &e->u.wait.points[i];
+        fprintf(f, "%s{\"device\":%d,\"queue\":\"%s\",\"value\":%" PRIu64 "}", i ? "," : "",
+                p->timeline % HPL__MAX_DEVICES, hpl__timeline_is_lane(p->timeline) ? "transfer" : "compute", p->value);
+    }
     fputc(']', f);
 }
 

@@ -187,7 +187,7 @@ int hpl__points_add(hpl__point *list, int count, hpl__point p)
     if (p.value == 0)
         return count;
     for (int i = 0; i < count; i++) {
-        if (list[i].device == p.device) {
+        if (list[i].timeline == p.timeline) {
             if (p.value > list[i].value)
                 list[i].value = p.value;
             return count;
@@ -208,26 +208,26 @@ static void access_remove(hpl__memory_state *s, uint32_t i)
  * query that would wait for e waits for the new one, as late or later. */
 static bool dominated(const hpl__access *e, const hpl__region *region, hpl__point at, bool write)
 {
-    return e->device == at.device && e->value <= at.value && (write || !e->write) &&
+    return e->timeline == at.timeline && e->value <= at.value && (write || !e->write) &&
            hpl__region_contains_box(region, &e->box);
 }
 
-static uint32_t count_kind(const hpl__memory_state *s, int device, bool write)
+static uint32_t count_kind(const hpl__memory_state *s, int timeline, bool write)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->access_count; i++)
-        n += s->accesses[i].device == device && s->accesses[i].write == write;
+        n += s->accesses[i].timeline == timeline && s->accesses[i].write == write;
     return n;
 }
 
-/* Merges the two accesses of device and kind with the lowest values (the
+/* Merges the two accesses of timeline and kind with the lowest values (the
  * likeliest to be done already) into one over their bounding box. */
-static void merge_oldest(hpl__memory_state *s, int device, bool write)
+static void merge_oldest(hpl__memory_state *s, int timeline, bool write)
 {
     int first = -1, second = -1;
     for (uint32_t i = 0; i < s->access_count; i++) {
         const hpl__access *e = &s->accesses[i];
-        if (e->device != device || e->write != write)
+        if (e->timeline != timeline || e->write != write)
             continue;
         if (first < 0 || e->value < s->accesses[first].value) {
             second = first;
@@ -262,14 +262,14 @@ static bool accesses_reserve(hpl__memory_state *s)
 
 static void access_push(hpl__memory_state *s, const hpl__box *box, hpl__point at, bool write)
 {
-    if (count_kind(s, at.device, write) >= HPL__ACCESSES_PER_DEVICE)
-        merge_oldest(s, at.device, write);
+    if (count_kind(s, at.timeline, write) >= HPL__ACCESSES_PER_TIMELINE)
+        merge_oldest(s, at.timeline, write);
     if (!accesses_reserve(s)) {
         /* Out of memory: the point covers everything, waited for by all. */
-        s->overflow[at.device] = HPL__MAX(s->overflow[at.device], at.value);
+        s->overflow[at.timeline] = HPL__MAX(s->overflow[at.timeline], at.value);
         return;
     }
-    s->accesses[s->access_count++] = (hpl__access){.box = *box, .value = at.value, .device = at.device, .write = write};
+    s->accesses[s->access_count++] = (hpl__access){.box = *box, .value = at.value, .timeline = at.timeline, .write = write};
 }
 
 /* Work `at` read (or wrote) `region` of memory s. */
@@ -369,12 +369,12 @@ int hpl__coherence_wait_points(const hpl__coherence *c, int mem, const hpl__regi
                                hpl__point *out, int count)
 {
     const hpl__memory_state *s = &c->mem[mem];
-    for (int d = 0; d < HPL__MAX_DEVICES; d++)
-        count = hpl__points_add(out, count, (hpl__point){d, s->overflow[d]});
+    for (int t = 0; t < HPL__MAX_TIMELINES; t++)
+        count = hpl__points_add(out, count, (hpl__point){t, s->overflow[t]});
     for (uint32_t i = 0; i < s->access_count; i++) {
         const hpl__access *e = &s->accesses[i];
         if ((e->write || for_write) && (!region || hpl__region_intersects_box(region, &e->box)))
-            count = hpl__points_add(out, count, (hpl__point){e->device, e->value});
+            count = hpl__points_add(out, count, (hpl__point){e->timeline, e->value});
     }
     return count;
 }
@@ -389,16 +389,16 @@ int hpl__coherence_all_points(const hpl__coherence *c, hpl__point *out, int coun
 
 void hpl__coherence_retire(hpl__coherence *c, const hpl__point *done, int count)
 {
-    uint64_t upto[HPL__MAX_DEVICES] = {0};
+    uint64_t upto[HPL__MAX_TIMELINES] = {0};
     for (int i = 0; i < count; i++)
-        upto[done[i].device] = HPL__MAX(upto[done[i].device], done[i].value);
+        upto[done[i].timeline] = HPL__MAX(upto[done[i].timeline], done[i].value);
     for (int m = 0; m < c->count; m++) {
         hpl__memory_state *s = &c->mem[m];
-        for (int d = 0; d < HPL__MAX_DEVICES; d++)
-            if (s->overflow[d] <= upto[d])
-                s->overflow[d] = 0;
+        for (int t = 0; t < HPL__MAX_TIMELINES; t++)
+            if (s->overflow[t] <= upto[t])
+                s->overflow[t] = 0;
         for (uint32_t i = 0; i < s->access_count;) {
-            if (s->accesses[i].value <= upto[s->accesses[i].device])
+            if (s->accesses[i].value <= upto[s->accesses[i].timeline])
                 access_remove(s, i);
             else
                 i++;
@@ -409,8 +409,8 @@ void hpl__coherence_retire(hpl__coherence *c, const hpl__point *done, int count)
 bool hpl__coherence_exact(const hpl__coherence *c, int mem)
 {
     const hpl__memory_state *s = &c->mem[mem];
-    for (int d = 0; d < HPL__MAX_DEVICES; d++)
-        if (s->overflow[d])
+    for (int t = 0; t < HPL__MAX_TIMELINES; t++)
+        if (s->overflow[t])
             return false;
     for (uint32_t i = 0; i < s->access_count; i++)
         if (s->accesses[i].widened)

@@ -8,18 +8,19 @@
  * several: the whole array, a subarray's own buffer). Memories are numbered
  * by slot; a removed slot is reused by the next hpl__coherence_add.
  *
- * Synchronisation points are kept per memory as accesses: a box, the device
- * and timeline value of the work that touched it, and whether it wrote. An
+ * Synchronisation points are kept per memory as accesses: a box, the
+ * timeline and value of the work that touched it, and whether it wrote. An
  * access to a region waits for the points of the accesses overlapping it:
  * a read for the writers, a write for the writers and the readers. So work
  * on disjoint parts of one memory never waits for each other: halo rows
  * staged into the host from two devices, a host write of rows that a
  * zero-copy kernel does not read. A device memory is touched by its own
- * device's queue only (queue order covers it); the host storage by several
- * devices at once (zero-copy devices running the parts of one eval, halos
- * staged from several devices), so accesses of every device are kept side
- * by side, never one "last writer": a host read or hpl_array_destroy waits
- * for every one of them.
+ * device's timelines only (the compute queue, and the transfer lane reading
+ * it for a download); the host storage by several devices at once
+ * (zero-copy devices running the parts of one eval, halos staged from
+ * several devices), so accesses of every timeline are kept side by side,
+ * never one "last writer": a host read or hpl_array_destroy waits for every
+ * one of them.
  *
  * Invariants (what makes a wait list enough):
  * - the boxes of a memory's accesses cover every element pending work
@@ -27,12 +28,12 @@
  *   (transfers both ends; a kernel on the host storage writes only its
  *   owned box, hplvk.h 7b);
  * - an access is dropped only when its point needs no wait any more: another
- *   access of the same device with a value at least as high covers its box
+ *   access of the same timeline with a value at least as high covers its box
  *   and waits whenever it does (a write covers reads and writes, a read
  *   covers reads), or the caller says the point is complete
  *   (hpl__coherence_retire);
- * - bounds: per memory, device and kind (read / write) at most
- *   HPL__ACCESSES_PER_DEVICE accesses; one more merges the two of lowest
+ * - bounds: per memory, timeline and kind (read / write) at most
+ *   HPL__ACCESSES_PER_TIMELINE accesses; one more merges the two of lowest
  *   values into one access over their bounding box with the higher value
  *   (waits may then cover more than needed, never less). If the list cannot
  *   grow (out of memory) the point covers the whole memory as a write.
@@ -47,10 +48,17 @@
 #define HPL__HOST 0        /* memory slot of the host storage */
 #define HPL__NO_DEVICE (-1) /* hpl__memory_state.device of the host */
 
-/* A point on a device's timeline: work is done once the device's timeline
- * semaphore reaches value. value 0 means "nothing to wait for". */
+/* Timelines: each device has two, numbered apart: its compute queue's
+ * (timeline = the device's index) and its transfer lane's (HPL__LANE +
+ * index), on which downloads to the host run beside its kernels. Here a
+ * timeline is only a number. */
+#define HPL__LANE HPL__MAX_DEVICES
+#define HPL__MAX_TIMELINES (2 * HPL__MAX_DEVICES)
+
+/* A point on a timeline: work is done once the timeline's semaphore
+ * reaches value. value 0 means "nothing to wait for". */
 typedef struct hpl__point {
-    int device;
+    int timeline;
     uint64_t value;
 } hpl__point;
 
@@ -58,12 +66,12 @@ typedef struct hpl__point {
 typedef struct hpl__access {
     hpl__box box;
     uint64_t value;
-    int device;
+    int timeline;
     bool write;
     bool widened; /* merged: box covers more than the work touched */
 } hpl__access;
 
-#define HPL__ACCESSES_PER_DEVICE 8 /* per memory, device and kind */
+#define HPL__ACCESSES_PER_TIMELINE 8 /* per memory, timeline and kind */
 
 typedef struct hpl__memory_state {
     bool used;
@@ -72,9 +80,9 @@ typedef struct hpl__memory_state {
     hpl__region valid;     /* always inside box */
     hpl__access *accesses; /* unordered */
     uint32_t access_count, access_capacity;
-    /* Per device: a write point on all of it, for an access the list could
-     * not take (out of memory). */
-    uint64_t overflow[HPL__MAX_DEVICES];
+    /* Per timeline: a write point on all of it, for an access the list
+     * could not take (out of memory). */
+    uint64_t overflow[HPL__MAX_TIMELINES];
 } hpl__memory_state;
 
 typedef struct hpl__coherence {
@@ -146,21 +154,21 @@ bool hpl__coherence_invalidate(hpl__coherence *c, int mem, const hpl__region *re
 
 /* The points work must wait for before it reads (the writers) or writes
  * (writers and readers) `region` of memory `mem`; region NULL: all of the
- * memory (eviction). Appends to out (deduplicated per device, keeping the
- * highest value; out needs room for HPL__MAX_DEVICES); returns the new
+ * memory (eviction). Appends to out (deduplicated per timeline, keeping the
+ * highest value; out needs room for HPL__MAX_TIMELINES); returns the new
  * count. */
 int hpl__coherence_wait_points(const hpl__coherence *c, int mem, const hpl__region *region, bool for_write,
                                hpl__point *out, int count);
 /* Every point of pending work on any memory of the array (destroy, wait). */
 int hpl__coherence_all_points(const hpl__coherence *c, hpl__point *out, int count);
-/* The work of each done[i].device up to done[i].value is complete: forgets
+/* The work of each done[i].timeline up to done[i].value is complete: forgets
  * those points (they need no wait). */
 void hpl__coherence_retire(hpl__coherence *c, const hpl__point *done, int count);
 /* Does every access of memory `mem` cover only what its work touched (no
  * merge, no whole-memory point), so that wait_points is exact there? */
 bool hpl__coherence_exact(const hpl__coherence *c, int mem);
 
-/* Adds p to a point list keeping one (the highest) point per device. */
+/* Adds p to a point list keeping one (the highest) point per timeline. */
 int hpl__points_add(hpl__point *list, int count, hpl__point p);
 
 #endif

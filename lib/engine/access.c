@@ -211,10 +211,11 @@ static bool lane_takes(const hpl__op *op, uint64_t *after)
     *after = 0;
     for (int i = 0; i < op->wait_count; i++) {
         const hpl__point *p = &op->waits[i];
-        if (p->device == d->index)
+        if (p->timeline == d->index)
             *after = HPL__MAX(*after, p->value);
-        else if (p->value && hpl__device_completed(&op->ctx->devices[p->device]) < p->value)
-            return false;
+        else if (p->timeline != HPL__LANE + d->index && p->value &&
+                 hpl__timeline_completed(op->ctx, p->timeline) < p->value)
+            return false; /* (the lane's own work is earlier on its queue) */
     }
     return true;
 }

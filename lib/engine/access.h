@@ -32,7 +32,7 @@ typedef struct hpl__op {
     hpl__device *device;
     hpl__binding bindings[HPL__MAX_BINDINGS];
     int binding_count;
-    hpl__point waits[HPL__MAX_DEVICES];
+    hpl__point waits[HPL__MAX_TIMELINES];
     int wait_count;
 } hpl__op;
 

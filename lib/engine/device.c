@@ -415,14 +415,18 @@ int hpl__devices_open(hpl_context *ctx, const char *spec)
 }
 
 /* Waits until the device is done with hplvk's work. On the application's
- * device only hplvk's own timeline: its queues may be busy with the
+ * device only hplvk's own timelines: its queues may be busy with the
  * application's work, and vkDeviceWaitIdle would need all of them. */
-static void device_quiet(hpl__device *d)
+static void device_quiet(hpl_context *ctx, hpl__device *d)
 {
-    if (!d->borrowed)
+    if (!d->borrowed) {
         vkDeviceWaitIdle(d->device);
-    else if (d->timeline && d->submitted)
+        return;
+    }
+    if (d->timeline && d->submitted)
         hpl__timeline_wait(d, d->submitted);
+    if (d->xfer.on && d->xfer.submitted)
+        hpl__point_wait(ctx, hpl__lane_point(d, d->xfer.submitted));
 }
 
 static void close_device(hpl_context *ctx, hpl__device *d)
@@ -432,7 +436,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
     d->batch_lock_made = false;
     if (!d->device)
         return;
-    device_quiet(d);
+    device_quiet(ctx, d);
     save_pipeline_cache(ctx, d);
     hpl__args_release(d);
     hpl__staging_close(d);

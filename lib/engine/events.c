@@ -300,14 +300,18 @@ void hpl__events_copy_end_(hpl__device *d, VkCommandBuffer cb, const hpl__event 
 void hpl__events_submitted_(hpl__device *d, hpl__point at)
 {
     hpl__timestamps *t = &d->timestamps;
-    for (uint32_t i = 0; t->log && i < t->pending_count; i++) {
-        hpl__event *e = find(t->log, t->pending[i]);
-        if (e && e->state == HPL__EVENT_RECORDED) {
+    int queue = hpl__timeline_is_lane(at.timeline);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < t->pending_count; i++) {
+        hpl__event *e = t->log ? find(t->log, t->pending[i]) : NULL;
+        if (e && e->queue != queue) {
+            t->pending[kept++] = t->pending[i]; /* the other queue's, submitted later */
+        } else if (e && e->state == HPL__EVENT_RECORDED) {
             e->value = at.value;
             e->state = HPL__EVENT_SUBMITTED;
         }
     }
-    t->pending_count = 0;
+    t->pending_count = kept;
 }
 
 void hpl__events_abandon_(hpl__device *d)
@@ -365,8 +369,8 @@ void hpl__events_poll(hpl_context *ctx)
     if (!log)
         return;
     log->since_poll = 0;
-    uint64_t completed[HPL__MAX_DEVICES];
-    bool known[HPL__MAX_DEVICES] = {false};
+    uint64_t completed[HPL__MAX_TIMELINES];
+    bool known[HPL__MAX_TIMELINES] = {false};
     uint64_t now = hpl__now_ns();
     for (int i = 0; i < ctx->device_count; i++)
         hpl__timestamps_refresh(&ctx->devices[i]);
@@ -374,11 +378,12 @@ void hpl__events_poll(hpl_context *ctx)
         hpl__event *e = &log->list[i];
         if (e->state != HPL__EVENT_SUBMITTED)
             continue;
-        if (!known[e->device]) {
-            completed[e->device] = hpl__device_completed(&ctx->devices[e->device]);
-            known[e->device] = true;
+        int timeline = e->queue ? HPL__LANE + e->device : e->device;
+        if (!known[timeline]) {
+            completed[timeline] = hpl__timeline_completed(ctx, timeline);
+            known[timeline] = true;
         }
-        if (completed[e->device] >= e->value)
+        if (completed[timeline] >= e->value)
             finish(ctx, e, now);
     }
     while (log->scan < log->count && complete(&log->list[log->scan]))

@@ -11,16 +11,17 @@
  *   hpl__events_enable(ctx, false);
  *
  * The log records only while it has a user; off, each hook costs one test.
- * A device event belongs to the timeline value its commands are submitted
- * under (hpl__events_submitted), whenever that happens, and completes once
- * the device's timeline reaches it: results are read then, lazily, never
+ * A device event belongs to the value of its queue's timeline (the compute
+ * queue's, or the transfer lane's) its commands are submitted under
+ * (hpl__events_submitted), whenever that happens, and completes once that
+ * timeline reaches it: results are read then, lazily, never
  * waited for (a reader that needs every event waits for the work first,
  * hpl__wait_idle or the points it cares about). All functions run with the
  * context lock held.
  *
- * The contract with submission (submit.c, access.c, transfer.c): the
- * commands recorded on device d since the last hpl__events_submitted(d, ..)
- * run as the work `at` the next call names (the point hpl__op_submit or
+ * The contract with submission (submit.c, access.c, lane.c): the commands
+ * recorded on a queue of device d since the last hpl__events_submitted(d,
+ * ..) for that queue run as the work `at` the next call for it names (the point hpl__op_submit or
  * hpl__cmd_submit returned, submitted then or later: a batch); if they will
  * never run, hpl__events_abandon(d) says so. A begin timestamp is written
  * once every earlier command of the queue has completed, so events need no
@@ -66,7 +67,7 @@ typedef struct hpl__event {
     int queue;       /* on the device: 0 the compute queue, 1 the transfer lane (lane.c) */
     uint32_t thread; /* the host thread that recorded it (1, 2, ... in order of first use) */
     uint32_t name;   /* kernel, or array copied (hpl__events_name) */
-    uint64_t value;  /* timeline value on device */
+    uint64_t value;  /* value of its queue's timeline */
     uint64_t recorded_ns; /* host time when it was recorded */
     /* gpu_time: extended device ticks of its begin and end timestamps (see
      * hpl__events_times); else host times: a wait's own, a device event's
@@ -167,8 +168,9 @@ static inline void hpl__record_copy_logged(hpl_context *ctx, hpl__device *d, VkC
         hpl__events_copy_end_(d, cb, e);
 }
 
-/* The commands recorded on d since its last submission run as work `at`
- * (the point hpl__op_submit / hpl__cmd_submit returned). */
+/* The commands recorded on d's queue of `at` (a lane point: the transfer
+ * lane) since its last submission run as work `at` (the point
+ * hpl__op_submit / hpl__cmd_submit / hpl__lane_submit returned). */
 static inline void hpl__events_submitted(hpl__device *d, hpl__point at)
 {
     if (d->timestamps.pending_count)

@@ -67,7 +67,7 @@ typedef struct exchange {
     hpl__array *root;
     hpl__device *a, *b;
     hpl__transfer out, in; /* src -> host and host -> dst, of the chunk */
-    hpl__point waits[HPL__MAX_DEVICES];
+    hpl__point waits[HPL__MAX_TIMELINES];
     int wait_count;
 } exchange;
 

@@ -418,6 +418,24 @@ uint64_t hpl__device_completed(hpl__device *d);
 void hpl__gate_signal(hpl__device *d, uint64_t value);
 /* Blocks until d's timeline reaches value (spin first). */
 VkResult hpl__timeline_wait(hpl__device *d, uint64_t value);
+/* Timelines (coherence.h): the device a timeline belongs to, whether it is
+ * the device's transfer lane, the point of lane value v of d. */
+static inline hpl__device *hpl__timeline_device(hpl_context *ctx, int timeline)
+{
+    return &ctx->devices[timeline % HPL__MAX_DEVICES];
+}
+static inline bool hpl__timeline_is_lane(int timeline)
+{
+    return timeline >= HPL__LANE;
+}
+static inline hpl__point hpl__lane_point(const hpl__device *d, uint64_t v)
+{
+    return (hpl__point){HPL__LANE + d->index, v};
+}
+/* The value a timeline reached (0 on failure). */
+uint64_t hpl__timeline_completed(hpl_context *ctx, int timeline);
+/* Blocks until point p is reached (spin first). */
+VkResult hpl__point_wait(hpl_context *ctx, hpl__point p);
 /* Host waits for every point (releasing the context lock meanwhile). */
 int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count);
 /* The same without letting go of the context lock, for a caller in the

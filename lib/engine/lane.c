@@ -1,17 +1,21 @@
-/* The transfer lane: uploads (host storage -> device buffers) on the
- * device's dedicated transfer queue, so that the copy engine fills the
- * next chunk while the compute queue runs kernels. Each upload is its own
+/* The transfer lane: large copies between the host storage and device
+ * buffers on the device's dedicated transfer queue, so that the copy engine
+ * moves data while the compute queue runs kernels. Each copy is its own
  * submission on the lane's timeline, after the compute work it must follow
- * (a wait on the compute timeline: same VkDevice, no host in between); the
- * operation that reads it waits on the lane's timeline in its compute
- * submission (hpl__batch_begin_after). Coherence never sees lane points:
- * the operation's compute point comes after its uploads.
+ * (a wait on the compute timeline: same VkDevice, no host in between).
+ * - Uploads (access.c): the operation that reads one waits on the lane's
+ *   timeline in its compute submission (hpl__batch_begin_after); coherence
+ *   sees the operation's compute point, which comes after its uploads.
+ * - Downloads (transfer.c): coherence records the lane's point (the lane
+ *   timeline, coherence.h); whoever needs the host copy waits for it: the
+ *   host, the progress thread, or the device's own compute queue (a later
+ *   kernel that overwrites what the download reads).
  *
  * HPLVK_TRANSFER_LANE: "auto" (default; a lane where the device has a
  * dedicated transfer queue), "off", or "shared" (a lane with its own
  * timeline on the compute queue itself: no overlap, but every path of the
  * lane runs, for tests on devices with one queue). */
-#include "internal.h"
+#include "events.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +110,7 @@ int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t *value)
     hpl__lane *l = &d->xfer;
     hpl__cmd *cmd = l->open;
     l->open = NULL;
+    hpl__barrier_to_host(cmd->cb); /* downloads */
     VkResult r = vkEndCommandBuffer(cmd->cb);
     if (r != VK_SUCCESS) {
         cmd->value = 0;
@@ -140,6 +145,7 @@ int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t *value)
     if (rc == HPL_OK) {
         l->submitted = signal;
         cmd->value = signal;
+        hpl__events_submitted(d, hpl__lane_point(d, signal));
         d->stats.transfer_submissions++;
         *value = signal;
     } else {

@@ -34,7 +34,7 @@ typedef struct request {
     uint64_t serial;     /* enqueue order */
     uint64_t gate_value; /* gate requests */
     int count;
-    hpl__point points[HPL__MAX_DEVICES];
+    hpl__point points[HPL__MAX_TIMELINES];
 } request;
 
 /* A device's gate requests, oldest first: a ring. */
@@ -71,21 +71,22 @@ struct hpl__progress {
 #define NAP_MIN_NS 20000u
 #define NAP_MAX_NS 1000000u
 
-/* The value each device's timeline reached; UINT64_MAX for a failed device:
- * its points count as reached, so that no gate stays shut (the error is
- * recorded when serving). */
+/* The value each timeline reached (both of each device: coherence.h);
+ * UINT64_MAX for a failed device: its points count as reached, so that no
+ * gate stays shut (the error is recorded when serving). */
 static void look(const hpl__progress *p, uint64_t *done)
 {
     for (int i = 0; i < p->ctx->device_count; i++) {
         hpl__device *d = &p->ctx->devices[i];
         done[i] = d->error ? UINT64_MAX : hpl__device_completed(d);
+        done[HPL__LANE + i] = d->error ? UINT64_MAX : d->xfer.on ? hpl__semaphore_value(d, d->xfer.timeline) : 0;
     }
 }
 
 static bool reached(const request *r, const uint64_t *done)
 {
     for (int i = 0; i < r->count; i++)
-        if (done[r->points[i].device] < r->points[i].value)
+        if (done[r->points[i].timeline] < r->points[i].value)
             return false;
     return true;
 }
@@ -93,9 +94,11 @@ static bool reached(const request *r, const uint64_t *done)
 /* The first error of the devices r waited for (0: none). */
 static int error_of(const hpl__progress *p, const request *r)
 {
-    for (int i = 0; i < r->count; i++)
-        if (p->ctx->devices[r->points[i].device].error)
-            return p->ctx->devices[r->points[i].device].error;
+    for (int i = 0; i < r->count; i++) {
+        int error = hpl__timeline_device(p->ctx, r->points[i].timeline)->error;
+        if (error)
+            return error;
+    }
     return 0;
 }
 
@@ -176,44 +179,45 @@ static const request *oldest_head(const hpl__progress *p)
     return oldest;
 }
 
-static void least_on(const request *r, int device, const uint64_t *done, uint64_t *value)
+static void least_on(const request *r, int timeline, const uint64_t *done, uint64_t *value)
 {
     for (int i = 0; i < r->count; i++)
-        if (r->points[i].device == device && r->points[i].value > done[device] && r->points[i].value < *value)
+        if (r->points[i].timeline == timeline && r->points[i].value > done[timeline] && r->points[i].value < *value)
             *value = r->points[i].value;
 }
 
-/* What to block on: the device of the oldest head's first point not
+/* What to block on: the timeline of the oldest head's first point not
  * reached, and the least value not reached that a head needs there. False
  * when there is none (a request came after the look). */
-static bool block_target(const hpl__progress *p, const uint64_t *done, int *device, uint64_t *value)
+static bool block_target(const hpl__progress *p, const uint64_t *done, int *timeline, uint64_t *value)
 {
     const request *r = oldest_head(p);
     int i = 0;
-    while (r && i < r->count && done[r->points[i].device] >= r->points[i].value)
+    while (r && i < r->count && done[r->points[i].timeline] >= r->points[i].value)
         i++;
     if (!r || i == r->count)
         return false;
-    *device = r->points[i].device;
+    *timeline = r->points[i].timeline;
     *value = UINT64_MAX;
     for (int k = 0; k < p->ctx->device_count; k++) {
         if (p->gates[k].count)
-            least_on(&p->gates[k].items[p->gates[k].head], *device, done, value);
+            least_on(&p->gates[k].items[p->gates[k].head], *timeline, done, value);
         if (p->flushing[k])
-            least_on(&p->flush[k], *device, done, value);
+            least_on(&p->flush[k], *timeline, done, value);
     }
     return true;
 }
 
-/* Waits (p->lock held, released meanwhile) until device's timeline reaches
- * value or timeout_ns pass. */
-static void block_on(hpl__progress *p, int device, uint64_t value, uint64_t timeout_ns)
+/* Waits (p->lock held, released meanwhile) until a timeline reaches value
+ * or timeout_ns pass. */
+static void block_on(hpl__progress *p, int timeline, uint64_t value, uint64_t timeout_ns)
 {
-    hpl__device *d = &p->ctx->devices[device];
+    hpl__device *d = hpl__timeline_device(p->ctx, timeline);
+    VkSemaphore semaphore = hpl__timeline_is_lane(timeline) ? d->xfer.timeline : d->timeline;
     pthread_mutex_unlock(&p->lock);
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                               .semaphoreCount = 1,
-                              .pSemaphores = &d->timeline,
+                              .pSemaphores = &semaphore,
                               .pValues = &value};
     VkResult r = vkWaitSemaphores(d->device, &wi, timeout_ns);
     if (r != VK_SUCCESS && r != VK_TIMEOUT)
@@ -245,20 +249,20 @@ static void idle(hpl__progress *p, const uint64_t *done, uint64_t since)
         return;
     }
     uint64_t timeout = HPL__MIN(HPL__MAX(waited / 8, NAP_MIN_NS), NAP_MAX_NS);
-    int device;
+    int timeline;
     uint64_t value;
-    if (!block_target(p, done, &device, &value))
+    if (!block_target(p, done, &timeline, &value))
         return;
     if (p->poll)
         nap(p, timeout);
     else
-        block_on(p, device, value, timeout);
+        block_on(p, timeline, value, timeout);
 }
 
 static void *run(void *arg)
 {
     hpl__progress *p = arg;
-    uint64_t done[HPL__MAX_DEVICES], seen = 0, since = 0;
+    uint64_t done[HPL__MAX_TIMELINES], seen = 0, since = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {
         while (p->count == 0 && !p->stop)

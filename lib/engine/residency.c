@@ -79,11 +79,11 @@ int hpl__instance_evict(hpl_context *ctx, hpl__array *root, hpl__instance *inst)
         return rc;
     /* Everything that touches a device buffer runs on its device's queue: one
      * wait (holding the lock: the operation being built must not change). */
-    hpl__point points[HPL__MAX_DEVICES];
+    hpl__point points[HPL__MAX_TIMELINES];
     int n = hpl__coherence_wait_points(c, inst->slot, NULL, true, points, 0);
     uint64_t since = hpl__events_wait_begin(ctx);
     for (int i = 0; i < n && rc == HPL_OK; i++)
-        if (hpl__timeline_wait(&ctx->devices[points[i].device], points[i].value) != VK_SUCCESS)
+        if (hpl__point_wait(ctx, points[i]) != VK_SUCCESS)
             rc = hpl__fail(HPL_ERROR_DEVICE_LOST, "device %s lost while evicting '%s'", d->info.name, root->name);
     hpl__events_wait(ctx, points, n, since);
     if (rc != HPL_OK)

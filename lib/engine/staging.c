@@ -216,7 +216,7 @@ static int run_staged(hpl_context *ctx, hpl__array *root, const hpl__transfer *t
     /* The host region: its writers before we read it, everyone touching it
      * before we write it. The device region (uploads): its readers and
      * writers, other than queue order, for the first chunk. */
-    hpl__point host_waits[HPL__MAX_DEVICES], device_waits[HPL__MAX_DEVICES];
+    hpl__point host_waits[HPL__MAX_TIMELINES], device_waits[HPL__MAX_TIMELINES];
     int n = hpl__coherence_wait_points(c, HPL__HOST, &t->region, !upload, host_waits, 0);
     x.waits = device_waits;
     x.wait_count = upload ? hpl__coherence_wait_points(c, t->dst, &t->region, true, device_waits, 0) : 0;

@@ -54,13 +54,12 @@ void hpl__gate_signal(hpl__device *d, uint64_t value)
  * spin on NVIDIA (DESIGN.md §4), and most waits for one kernel are short. */
 #define SPIN_NS 50000u
 
-VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
+/* Blocks until semaphore (of d) reaches value, spinning first. */
+static VkResult semaphore_wait(hpl__device *d, VkSemaphore semaphore, uint64_t value)
 {
-    if (value > d->submitted && hpl__batch_flush(d) != HPL_OK)
-        return VK_ERROR_DEVICE_LOST;
     uint64_t until = hpl__now_ns() + SPIN_NS;
     while (d->semaphore_lock || hpl__now_ns() < until) {
-        if (hpl__device_completed(d) >= value)
+        if (hpl__semaphore_value(d, semaphore) >= value)
             return VK_SUCCESS;
         if (d->error)
             return VK_ERROR_DEVICE_LOST;
@@ -71,9 +70,30 @@ VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
     }
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                               .semaphoreCount = 1,
-                              .pSemaphores = &d->timeline,
+                              .pSemaphores = &semaphore,
                               .pValues = &value};
     return vkWaitSemaphores(d->device, &wi, UINT64_MAX);
+}
+
+VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
+{
+    if (value > d->submitted && hpl__batch_flush(d) != HPL_OK)
+        return VK_ERROR_DEVICE_LOST;
+    return semaphore_wait(d, d->timeline, value);
+}
+
+uint64_t hpl__timeline_completed(hpl_context *ctx, int timeline)
+{
+    hpl__device *d = hpl__timeline_device(ctx, timeline);
+    return hpl__timeline_is_lane(timeline) ? hpl__semaphore_value(d, d->xfer.timeline) : hpl__device_completed(d);
+}
+
+VkResult hpl__point_wait(hpl_context *ctx, hpl__point p)
+{
+    hpl__device *d = hpl__timeline_device(ctx, p.timeline);
+    /* The lane submits at once: nothing of it waits in a batch. */
+    return hpl__timeline_is_lane(p.timeline) ? semaphore_wait(d, d->xfer.timeline, p.value)
+                                             : hpl__timeline_wait(d, p.value);
 }
 
 static int ring_grow(VkDevice dev, hpl__ring *ring, hpl__cmd **out)
@@ -299,13 +319,13 @@ int hpl__batch_flush(hpl__device *d)
 }
 
 /* Flushes the devices whose open batch holds one of the points, so that
- * what is waited for is submitted. */
+ * what is waited for is submitted. (The transfer lane submits at once.) */
 static int flush_for(hpl_context *ctx, const hpl__point *points, int count)
 {
     int rc = HPL_OK;
     for (int i = 0; i < count; i++) {
-        hpl__device *d = &ctx->devices[points[i].device];
-        if (points[i].value > d->submitted) {
+        hpl__device *d = hpl__timeline_device(ctx, points[i].timeline);
+        if (!hpl__timeline_is_lane(points[i].timeline) && points[i].value > d->submitted) {
             int r = hpl__batch_flush(d);
             rc = rc == HPL_OK ? r : rc;
         }
@@ -314,21 +334,25 @@ static int flush_for(hpl_context *ctx, const hpl__point *points, int count)
 }
 
 /* The gate value d's next work must wait for so that every point of
- * another device is reached first: 0 when all are on d (queue order covers
- * them), done, or in *direct. Requests it from the progress thread. Points
- * on devices whose timeline d imported go to *direct instead (one per
- * device): d waits on those timelines themselves. */
+ * another timeline is reached first: 0 when all are on d's compute queue
+ * (queue order covers them), on d's transfer lane (raising *xfer, a wait d
+ * makes itself), done, or in *direct. Requests it from the progress thread.
+ * Points on devices whose compute timeline d imported go to *direct instead
+ * (one per device): d waits on those timelines themselves. */
 static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value,
-                    hpl__point *direct, int *direct_count)
+                    hpl__point *direct, int *direct_count, uint64_t *xfer)
 {
-    hpl__point foreign[HPL__MAX_DEVICES];
+    hpl__point foreign[HPL__MAX_TIMELINES];
     int n = 0;
     for (int i = 0; i < count; i++) {
-        if (points[i].device == d->index || points[i].value == 0)
+        if (points[i].timeline == d->index || points[i].value == 0)
             continue; /* same queue: submission order and the barrier cover it */
-        if (hpl__device_completed(&ctx->devices[points[i].device]) >= points[i].value)
+        if (hpl__timeline_completed(ctx, points[i].timeline) >= points[i].value)
             continue; /* already done */
-        n = hpl__points_add(foreign, n, points[i]);
+        if (points[i].timeline == HPL__LANE + d->index)
+            *xfer = HPL__MAX(*xfer, points[i].value);
+        else
+            n = hpl__points_add(foreign, n, points[i]);
     }
     *gate_value = 0;
     *direct_count = 0;
@@ -341,7 +365,7 @@ static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, 
      * imported is waited on directly, no host thread in between. */
     int gated = 0;
     for (int i = 0; i < n; i++) {
-        if (d->peer[foreign[i].device])
+        if (!hpl__timeline_is_lane(foreign[i].timeline) && d->peer[foreign[i].timeline])
             direct[(*direct_count)++] = foreign[i];
         else
             foreign[gated++] = foreign[i];
@@ -368,9 +392,9 @@ int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *w
     if (d->error)
         return hpl__fail(d->error, "device %s failed earlier: %s", d->info.name, hpl_error_string(d->error));
     uint64_t gate = 0;
-    hpl__point direct[HPL__MAX_DEVICES];
+    hpl__point direct[HPL__MAX_TIMELINES];
     int ndirect = 0;
-    int rc = gate_for(ctx, d, waits, count, &gate, direct, &ndirect);
+    int rc = gate_for(ctx, d, waits, count, &gate, direct, &ndirect, &xfer);
     if (rc != HPL_OK)
         return rc;
     pthread_mutex_lock(&d->batch_lock);
@@ -386,7 +410,7 @@ int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *w
         if (xfer)
             d->batch_xfer = xfer;
         for (int i = 0; i < ndirect; i++)
-            d->batch_peer[direct[i].device] = direct[i].value;
+            d->batch_peer[direct[i].timeline] = direct[i].value;
         /* Orders this operation after everything before it on the device:
          * earlier submissions and earlier operations of this batch. */
         hpl__barrier_all(d->batch->cb);
@@ -456,8 +480,8 @@ void hpl__batch_watched(hpl__device *d)
 /* Waits for one point. */
 static int wait_point(hpl_context *ctx, hpl__point p)
 {
-    hpl__device *d = &ctx->devices[p.device];
-    VkResult r = hpl__timeline_wait(d, p.value);
+    hpl__device *d = hpl__timeline_device(ctx, p.timeline);
+    VkResult r = hpl__point_wait(ctx, p);
     if (r == VK_SUCCESS)
         return HPL_OK;
     if (r == VK_ERROR_DEVICE_LOST)
@@ -478,7 +502,7 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
 {
     bool pending = false;
     for (int i = 0; i < count && !pending; i++)
-        pending = points[i].value && hpl__device_completed(&ctx->devices[points[i].device]) < points[i].value;
+        pending = points[i].value && hpl__timeline_completed(ctx, points[i].timeline) < points[i].value;
     if (!pending)
         return HPL_OK;
     int rc0 = flush_for(ctx, points, count);
@@ -487,8 +511,8 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
     /* With the context lock still held: timestamps.c's calibration uses the
      * command pool under that lock alone. */
     for (int i = 0; i < count; i++)
-        if (points[i].value && hpl__device_completed(&ctx->devices[points[i].device]) < points[i].value)
-            batch_prepare(&ctx->devices[points[i].device]);
+        if (points[i].value && hpl__timeline_completed(ctx, points[i].timeline) < points[i].value)
+            batch_prepare(hpl__timeline_device(ctx, points[i].timeline));
     /* Other threads may use the context while this one waits. */
     uint64_t since = hpl__events_wait_begin(ctx);
     HPL__UNLOCK(ctx);
@@ -500,7 +524,7 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
 
 int hpl__wait_idle(hpl_context *ctx)
 {
-    hpl__point points[HPL__MAX_DEVICES];
+    hpl__point points[HPL__MAX_TIMELINES];
     int n = 0, rc = HPL_OK;
     for (int i = 0; i < ctx->device_count; i++) {
         int r = hpl__batch_flush(&ctx->devices[i]);
@@ -508,7 +532,9 @@ int hpl__wait_idle(hpl_context *ctx)
     }
     if (rc != HPL_OK)
         return rc;
-    for (int i = 0; i < ctx->device_count; i++)
+    for (int i = 0; i < ctx->device_count; i++) {
         n = hpl__points_add(points, n, (hpl__point){i, ctx->devices[i].submitted});
+        n = hpl__points_add(points, n, hpl__lane_point(&ctx->devices[i], ctx->devices[i].xfer.submitted));
+    }
     return hpl__wait_points(ctx, points, n);
 }
