@@ -1,6 +1,8 @@
 /*
- * bench_pipeline — a chunked upload-then-compute pipeline through hplvk:
- * do the uploads of later chunks overlap the kernels of earlier ones?
+ * bench_pipeline — chunked pipelines through hplvk: do the uploads of later
+ * chunks overlap the kernels of earlier ones (upload, compute), and do the
+ * downloads of earlier chunks overlap the kernels of later ones (compute,
+ * download)?
  *
  *   bench_pipeline [mib [chunks [rounds [iters]]]]
  *       mib     input size in MiB (default 256 on a GPU, 16 otherwise, 1
@@ -24,12 +26,20 @@
  *   total    the host wrote x again (untimed); the evals: each must upload
  *            its chunk first, and the uploads of chunk k+1.. may run while
  *            the kernel of chunk k does
- * Each must move exactly what it should (all of x, all of x, nothing:
- * hpl_stats), and y is checked after kernels and after total.
- * Target (issue 15): total <= 1.15x max(copies, kernels). Also printed:
- * total / (copies + kernels), 1.0 when nothing overlapped.
+ * and the other way round, x staying on device 0:
+ *   copies   the evals ran (untimed), y is on device 0 only;
+ *            hpl_array_prefetch(y_k, HPL_ON_HOST) for every chunk: the
+ *            downloads alone
+ *   total    per chunk the eval, then hpl_array_prefetch(y_k, HPL_ON_HOST):
+ *            the download of chunk k may run while the kernel of chunk k+1
+ *            does
+ * Each must move exactly what it should (hpl_stats), and y is checked after
+ * every run that writes it.
+ * Target (issue 15): upload total <= 1.15x max(copies, kernels); the
+ * download pipeline's ratio is printed beside it (information). Also
+ * printed: total / (copies + kernels), 1.0 when nothing overlapped.
  *
- * Rounds interleave the three; the table gives milliseconds of the median
+ * Rounds interleave the five; the table gives milliseconds of the median
  * round. The RESULT line gives total's median (time_ms) and the input's
  * GB/s through it (rate); verified when every check passed and no
  * validation message came (HPLVK_VALIDATION=1). The exit status is non-zero
@@ -154,6 +164,37 @@ static bool run_total(pipeline *p, uint32_t seed, double *us)
     return bench_moved(p->ctx, 0, p->n * 4, 0, "total") && verify_y(p, seed, "total");
 }
 
+/* The downloads alone: y, just written on device 0 (untimed), prefetched to
+ * the host chunk by chunk. x is on device 0 already (the kernels run). */
+static bool run_down_copies(pipeline *p, uint32_t seed, double *us)
+{
+    if (!evals(p))
+        return false;
+    BENCH_HPL(hpl_finish(p->ctx));
+    BENCH_HPL(hpl_stats_reset(p->ctx));
+    double t0 = bench_now_us();
+    for (int c = 0; c < p->chunks; c++)
+        BENCH_HPL(hpl_array_prefetch(p->ctx, p->ys[c], HPL_ON_HOST));
+    BENCH_HPL(hpl_finish(p->ctx));
+    *us = bench_now_us() - t0;
+    return bench_moved(p->ctx, 0, 0, p->n * 4, "download copies") && verify_y(p, seed, "download copies");
+}
+
+/* The download pipeline: each eval, then its chunk of y to the host. */
+static bool run_down_total(pipeline *p, uint32_t seed, double *us)
+{
+    static const hpl_launch dev0 = {.device = 0};
+    BENCH_HPL(hpl_stats_reset(p->ctx));
+    double t0 = bench_now_us();
+    for (int c = 0; c < p->chunks; c++) {
+        BENCH_HPL(hpl_eval(p->ctx, p->k, &dev0, HPL_ARGS(hpl_arr(p->xs[c]), hpl_arr(p->ys[c]), hpl_u32(p->iters))));
+        BENCH_HPL(hpl_array_prefetch(p->ctx, p->ys[c], HPL_ON_HOST));
+    }
+    BENCH_HPL(hpl_finish(p->ctx));
+    *us = bench_now_us() - t0;
+    return bench_moved(p->ctx, 0, 0, p->n * 4, "download total") && verify_y(p, seed, "download total");
+}
+
 /* ======================================================================
  * Calibration: iters such that the kernels take as long as the copies
  * ====================================================================== */
@@ -276,7 +317,7 @@ static bool size_fits(const hpl_device_info *info, uint64_t bytes)
     return why == NULL;
 }
 
-enum { M_COPIES, M_KERNELS, M_TOTAL, M_COUNT };
+enum { M_COPIES, M_KERNELS, M_TOTAL, M_DOWN_COPIES, M_DOWN_TOTAL, M_COUNT };
 
 static bool measure(pipeline *p, const config *cfg, double *m[M_COUNT])
 {
@@ -292,7 +333,8 @@ static bool measure(pipeline *p, const config *cfg, double *m[M_COUNT])
     for (int r = 0; ok && r < cfg->rounds; r++) {
         uint32_t seed = 0x10000u * (uint32_t)(r + 1);
         ok = run_copies(p, seed, &m[M_COPIES][r]) && run_kernels(p, &m[M_KERNELS][r]) &&
-             verify_y(p, seed, "kernels") && run_total(p, ~seed, &m[M_TOTAL][r]);
+             verify_y(p, seed, "kernels") && run_total(p, ~seed, &m[M_TOTAL][r]) &&
+             run_down_copies(p, ~seed, &m[M_DOWN_COPIES][r]) && run_down_total(p, ~seed, &m[M_DOWN_TOTAL][r]);
     }
     return ok;
 }
@@ -303,6 +345,8 @@ static void report(const pipeline *p, const config *cfg, double *m[M_COUNT], dou
         "copies   hpl_array_prefetch of every chunk, hpl_finish",
         "kernels  every eval, x already on device 0, hpl_finish",
         "total    every eval, x written by the host, hpl_finish",
+        "dcopies  prefetch of every y_k to the host, hpl_finish",
+        "dtotal   every eval, then its y_k to the host, hpl_finish",
     };
     bench_stat st[M_COUNT];
     printf("  %-56s %9s %9s %9s\n", "milliseconds", "median", "min", "max");
@@ -317,8 +361,15 @@ static void report(const pipeline *p, const config *cfg, double *m[M_COUNT], dou
            bench_verdict(ratio, TARGET, false));
     printf("  total / (copies + kernels) = %.3f (1.0: no overlap at all; %.3f: perfect overlap)\n",
            sum > 0.0 ? st[M_TOTAL].median / sum : 0.0, sum > 0.0 ? longer / sum : 0.0);
-    printf("  uploads %.2f GB/s alone; %u LCG steps per element\n",
-           st[M_COPIES].median > 0.0 ? (double)(p->n * 4) / (st[M_COPIES].median * 1e3) : 0.0, p->iters);
+    double down_longer = st[M_DOWN_COPIES].median > st[M_KERNELS].median ? st[M_DOWN_COPIES].median
+                                                                          : st[M_KERNELS].median;
+    double down_sum = st[M_DOWN_COPIES].median + st[M_KERNELS].median;
+    printf("  downloads (information): dtotal / max(dcopies, kernels) = %.3f; / sum = %.3f (perfect: %.3f)\n",
+           down_longer > 0.0 ? st[M_DOWN_TOTAL].median / down_longer : 0.0,
+           down_sum > 0.0 ? st[M_DOWN_TOTAL].median / down_sum : 0.0, down_sum > 0.0 ? down_longer / down_sum : 0.0);
+    printf("  uploads %.2f GB/s alone, downloads %.2f GB/s alone; %u LCG steps per element\n",
+           st[M_COPIES].median > 0.0 ? (double)(p->n * 4) / (st[M_COPIES].median * 1e3) : 0.0,
+           st[M_DOWN_COPIES].median > 0.0 ? (double)(p->n * 4) / (st[M_DOWN_COPIES].median * 1e3) : 0.0, p->iters);
     if (cfg->iters == 0 && p->iters == 1 && st[M_KERNELS].median > 1.5 * st[M_COPIES].median)
         printf("  (the kernels outlast the copies even at one step per element: this device cannot balance them,\n"
                "   so the target says little here)\n");
