@@ -781,6 +781,13 @@ typedef struct hpl_launch {
      * argument: the default devices. */
     int devices[HPL_MAX_DEVICES];
     int device_count;
+    /* Multi-device evals: NULL (an even split), or one share per device of
+     * the eval (launch.devices, or the default devices), each finite and
+     * >= 0, not all 0: the split dimension of the domain is cut in
+     * proportion, on multiples of local[dim] when local is given. A device
+     * whose part is empty runs nothing and is not a part (hpl_array_part).
+     * Not with `domains`. */
+    const double *shares;
     /* NULL, or one entry per device of the eval (in their order; an eval on
      * launch.device alone has one): that subkernel's own global and local
      * domains (HPL's vector modifiers);

@@ -1,9 +1,13 @@
 /* Partition arithmetic against its definition, exhaustively for small sizes:
  * parts tile [0, n) in order, differ by at most one element with the larger
  * first, none empty, min(n, D) of them, halos clamped at the edges; and the
- * box form agrees with the 1-D form along every dimension. */
+ * box form agrees with the 1-D form along every dimension. Splits by
+ * shares: cuts tile [0, n) in device order on multiples of the granule,
+ * each device within one unit of its exact share, equal shares as the even
+ * split, untrusted shares (zero, negative, NaN, infinite) harmless. */
 #include "partition.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -74,6 +78,95 @@ static void check_boxes(void)
     }
 }
 
+/* A random share: mostly ordinary, sometimes zero or untrusted. */
+static double random_share(unsigned *seed)
+{
+    unsigned r = (*seed = *seed * 1103515245u + 12345u) >> 16;
+    switch (r % 16) {
+    case 0: return 0.0;
+    case 1: return -1.0;
+    case 2: return NAN;
+    case 3: return INFINITY;
+    case 4: return 1e-300;
+    default: return (double)(r % 1000) / 7.0;
+    }
+}
+
+static double sane(double s)
+{
+    return isfinite(s) && s > 0.0 ? s : 0.0;
+}
+
+static void check_cuts(uint64_t n, int d, uint64_t g, const double *shares)
+{
+    uint64_t cuts[HPL__PARTITION_MAX + 1];
+    hpl__partition_cuts(n, d, shares, g, cuts);
+    uint64_t units = g ? n / g + (n % g != 0) : n;
+    double total = 0.0;
+    for (int i = 0; i < d; i++)
+        total += sane(shares[i]);
+    bool equal = !(total > 0.0) || !isfinite(total);
+    EXPECT(cuts[0] == 0 && cuts[d] == n, "n %llu D %d g %llu: cuts from %llu to %llu", (unsigned long long)n, d,
+           (unsigned long long)g, (unsigned long long)cuts[0], (unsigned long long)cuts[d]);
+    for (int i = 0; i < d; i++) {
+        EXPECT(cuts[i] <= cuts[i + 1], "n %llu D %d: cut %d after cut %d", (unsigned long long)n, d, i, i + 1);
+        EXPECT(cuts[i + 1] == n || cuts[i + 1] % g == 0, "n %llu D %d g %llu: cut %llu off the granule",
+               (unsigned long long)n, d, (unsigned long long)g, (unsigned long long)cuts[i + 1]);
+        uint64_t mine = (cuts[i + 1] - cuts[i] + g - 1) / g; /* units: the last one may be short */
+        double exact = equal ? (double)units / d : sane(shares[i]) / total * (double)units;
+        EXPECT(fabs((double)mine - exact) < 1.0 + 1e-9, "n %llu D %d g %llu device %d: %llu units for a share of %.3f",
+               (unsigned long long)n, d, (unsigned long long)g, i, (unsigned long long)mine, exact);
+    }
+}
+
+static void check_shares(void)
+{
+    unsigned seed = 7;
+    double shares[HPL__PARTITION_MAX];
+    for (uint64_t n = 0; n <= 70; n++)
+        for (int d = 1; d <= 7; d++)
+            for (uint64_t g = 1; g <= 5; g++)
+                for (int trial = 0; trial < 12; trial++) {
+                    for (int i = 0; i < d; i++)
+                        shares[i] = random_share(&seed);
+                    check_cuts(n, d, g, shares);
+                }
+    /* Equal shares, granule 1: the even split's parts (empty ones last). */
+    for (int i = 0; i < HPL__PARTITION_MAX; i++)
+        shares[i] = 2.5;
+    for (uint64_t n = 0; n <= 100; n++)
+        for (int d = 1; d <= HPL__PARTITION_MAX; d++) {
+            uint64_t cuts[HPL__PARTITION_MAX + 1];
+            hpl__part parts[HPL__PARTITION_MAX];
+            hpl__partition_cuts(n, d, shares, 1, cuts);
+            int count = hpl__partition(n, d, 0, parts);
+            for (int i = 0; i < d; i++) {
+                bool same = i < count ? cuts[i] == parts[i].lo && cuts[i + 1] == parts[i].hi : cuts[i] == cuts[i + 1];
+                EXPECT(same, "n %llu D %d: equal shares give part %d [%llu,%llu)", (unsigned long long)n, d, i,
+                       (unsigned long long)cuts[i], (unsigned long long)cuts[i + 1]);
+            }
+        }
+    /* A share of zero gets nothing; 1:3 of 64 rows in groups of 16. */
+    uint64_t cuts[4];
+    hpl__partition_cuts(64, 3, (const double[]){1, 0, 3}, 16, cuts);
+    EXPECT(cuts[1] == 16 && cuts[2] == 16 && cuts[3] == 64, "1:0:3 of 64 by 16: %llu %llu %llu",
+           (unsigned long long)cuts[1], (unsigned long long)cuts[2], (unsigned long long)cuts[3]);
+    /* Huge n: no overflow in the arithmetic. */
+    hpl__partition_cuts(UINT64_MAX, 2, (const double[]){1, 1}, 1, cuts);
+    EXPECT(cuts[2] == UINT64_MAX && cuts[1] > UINT64_MAX / 4 && cuts[1] < UINT64_MAX / 4 * 3, "halves of 2^64-1");
+    /* hpl__part_boxes agrees with hpl__partition_box. */
+    const uint64_t lo[3] = {3, 1, 2}, hi[3] = {13, 8, 7};
+    hpl__box whole = hpl__box_make(3, lo, hi), o1, h1, o2, h2;
+    for (int dim = 0; dim < 3; dim++)
+        for (int i = 0; i < 3; i++) {
+            hpl__part parts[3];
+            hpl__partition(hi[dim] - lo[dim], 3, 1, parts);
+            hpl__partition_box(&whole, dim, 3, i, 1, &o1, &h1);
+            hpl__part_boxes(&whole, dim, parts[i].lo, parts[i].hi, 1, &o2, &h2);
+            EXPECT(hpl__box_equal(&o1, &o2) && hpl__box_equal(&h1, &h2), "part boxes dim %d part %d", dim, i);
+        }
+}
+
 int main(void)
 {
     for (uint64_t n = 0; n <= 300; n++)
@@ -87,6 +180,7 @@ int main(void)
     check_split(UINT64_MAX - 3, 4, 7);
     check_split(UINT64_MAX, 3, UINT64_MAX);
     check_boxes();
+    check_shares();
     printf("unit_partition: %ld checks, %ld failed\n", checks, failures);
     return failures != 0;
 }

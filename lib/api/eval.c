@@ -16,6 +16,10 @@ static void remember_parts(const hpl_arg *args, const hpl__launch_plan *p)
         hpl__array *a = s[0].views[i].array;
         a->split = (hpl__split){.count = p->count, .dim = args[i].part.dim, .overlap = (uint64_t)args[i].part.overlap};
         memcpy(a->split.devices, p->devices, sizeof a->split.devices);
+        for (int j = 0; j < p->count; j++) {
+            a->split.lo[j] = p->parts[j].lo;
+            a->split.hi[j] = p->parts[j].hi;
+        }
     }
 }
 
@@ -23,6 +27,7 @@ static int eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launc
 {
     hpl__launch_plan p;
     p.subkernels = NULL; /* the rest is the plan's to fill (not cleared: host time per eval) */
+    p.shares = NULL;
     int rc = hpl__launch_plan_make(ctx, k, launch, args, nargs, &p);
     if (rc == HPL_OK)
         rc = hpl__subkernels_run(ctx, p.subkernels, p.count, args, p.whole);
@@ -76,7 +81,7 @@ static int part_locked(hpl_context *ctx, hpl_array handle, int index, hpl_array 
     hpl__arg_view whole;
     hpl__arg_view_set(&whole, a);
     hpl_partition p = {.on = true, .dim = a->split.dim, .overlap = (int64_t)a->split.overlap};
-    hpl__arg_view v = hpl__part_view(&whole, &p, a->split.count, index);
+    hpl__arg_view v = hpl__part_view(&whole, &p, a->split.lo[index], a->split.hi[index]);
     hpl__array *s = NULL;
     rc = hpl__subarray_make(ctx, a, &v.at.box, &v.at.owned, &s);
     if (rc != HPL_OK)

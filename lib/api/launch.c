@@ -7,6 +7,7 @@
 #include "launch.h"
 #include "partition.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -262,6 +263,24 @@ static int devices_of(const hpl_context *ctx, const hpl_launch *launch, bool ann
     return HPL_OK;
 }
 
+/* launch.shares: one per device of the eval, each finite and >= 0, not all
+ * 0. The split follows them. */
+static int shares_check(const double *shares, hpl__launch_plan *p)
+{
+    bool any = false;
+    for (int i = 0; i < p->device_count; i++) {
+        if (!isfinite(shares[i]) || shares[i] < 0.0)
+            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.shares[%d] is %g: give a finite share >= 0", i,
+                             shares[i]);
+        any = any || shares[i] > 0.0;
+    }
+    if (!any)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.shares gives all %d devices 0: nothing would run",
+                         p->device_count);
+    p->shares = shares;
+    return HPL_OK;
+}
+
 static bool any_annotated(const hpl_arg *args, size_t nargs)
 {
     for (size_t i = 0; i < nargs; i++)
@@ -320,11 +339,11 @@ static int check_alignment(const hpl__reflection *r, const hpl_arg *args, const 
     return HPL_OK;
 }
 
-hpl__arg_view hpl__part_view(const hpl__arg_view *whole, const hpl_partition *p, int parts, int index)
+hpl__arg_view hpl__part_view(const hpl__arg_view *whole, const hpl_partition *p, uint64_t lo, uint64_t hi)
 {
     hpl__arg_view v = *whole;
     hpl__box owned, halo;
-    hpl__partition_box(&whole->at.box, p->dim, parts, index, (uint64_t)p->overlap, &owned, &halo);
+    hpl__part_boxes(&whole->at.box, p->dim, lo, hi, (uint64_t)p->overlap, &owned, &halo);
     v.is_part = true;
     v.whole = whole->at.box;
     v.whole_owned = whole->at.owned;
@@ -348,7 +367,7 @@ static void make_views(hpl_context *ctx, hpl__kernel *k, const hpl_arg *args, hp
             hpl__subkernel_init(&s[i], &ctx->devices[p->devices[i]], k);
         for (int a = 0; a < n; a++)
             if (args[a].part.on)
-                s[i].views[a] = hpl__part_view(&s[0].views[a], &args[a].part, p->count, i);
+                s[i].views[a] = hpl__part_view(&s[0].views[a], &args[a].part, p->parts[i].lo, p->parts[i].hi);
             else if (i > 0)
                 s[i].views[a] = s[0].views[a];
     }
@@ -406,6 +425,28 @@ void hpl__launch_plan_done(hpl_context *ctx, hpl__launch_plan *p)
     p->subkernels = NULL;
 }
 
+/* Parts in proportion to p->shares, on multiples of the local size along
+ * the split dimension when the launch gives one. Devices whose part is
+ * empty move behind those with a part (they run nothing). */
+static void split_by_shares(const hpl_launch *launch, hpl__launch_plan *p)
+{
+    uint64_t cuts[HPL__MAX_DEVICES + 1];
+    uint64_t granule = p->dim < 3 && launch->local[p->dim] ? launch->local[p->dim] : 1;
+    hpl__partition_cuts(p->whole[p->dim], p->device_count, p->shares, granule, cuts);
+    int idle[HPL__MAX_DEVICES], idle_count = 0, all[HPL__MAX_DEVICES];
+    memcpy(all, p->devices, sizeof all);
+    p->count = 0;
+    for (int i = 0; i < p->device_count; i++) {
+        if (cuts[i] == cuts[i + 1]) {
+            idle[idle_count++] = all[i];
+            continue;
+        }
+        p->parts[p->count] = hpl__part_make(p->whole[p->dim], cuts[i], cuts[i + 1], 0);
+        p->devices[p->count++] = all[i];
+    }
+    memcpy(&p->devices[p->count], idle, (size_t)idle_count * sizeof *idle);
+}
+
 /* The checks and views of a split skip a plain eval (one device, nothing
  * annotated), for which they do nothing: host time per eval matters. */
 int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
@@ -415,6 +456,12 @@ int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
     p->count = 0;
     p->annotated = false;
     int rc = devices_of(ctx, launch, annotated, p);
+    if (rc == HPL_OK && launch->shares && launch->domains)
+        rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                       "launch.shares and launch.domains are both given: give the subkernels' domains or the shares "
+                       "that cut them, not both");
+    if (rc == HPL_OK && launch->shares)
+        rc = shares_check(launch->shares, p);
     if (rc == HPL_OK)
         rc = take_scratch(ctx, &p->subkernels);
     if (rc != HPL_OK)
@@ -438,11 +485,20 @@ int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
     if (rc != HPL_OK)
         return rc;
     /* Each subkernel runs over the part of the domain it owns: no halo. */
-    hpl__part parts[HPL__MAX_DEVICES];
-    p->count = hpl__partition(p->whole[p->dim], p->device_count, 0, parts);
-    if (first >= 0 || p->count > 1)
+    if (p->shares) {
+        int was_first = p->devices[0];
+        split_by_shares(launch, p);
+        /* The first device got nothing: subkernel 0 is the next one's. */
+        if (p->devices[0] != was_first) {
+            hpl__subkernel_init(&s[0], &ctx->devices[p->devices[0]], k);
+            rc = args_check(ctx, &s[0].variant->reflection, args, nargs, s[0].views);
+        }
+    } else {
+        p->count = hpl__partition(p->whole[p->dim], p->device_count, 0, p->parts);
+    }
+    if (rc == HPL_OK && (first >= 0 || p->count > 1))
         make_views(ctx, k, args, p);
     for (int i = 0; rc == HPL_OK && i < p->count; i++)
-        rc = make_domain(ctx, launch, p, &parts[i], i);
+        rc = make_domain(ctx, launch, p, &p->parts[i], i);
     return rc;
 }

@@ -5,18 +5,23 @@
 #ifndef HPL_LAUNCH_H
 #define HPL_LAUNCH_H
 
+#include "partition.h"
 #include "subkernel.h"
 
 /* An eval planned: its subkernels (one per part, in device order) and what
  * hpl_eval needs after running them. */
 typedef struct hpl__launch_plan {
+    /* Input: NULL, or one share per device of the eval (execution plans):
+     * the split follows them (hpl__partition_cuts) instead of being even. */
+    const double *shares;
     hpl__subkernel *subkernels;     /* the context's scratch, held until hpl__launch_plan_done */
     int count;                      /* subkernels: parts (a plain eval has one) */
-    int devices[HPL__MAX_DEVICES];  /* the eval's devices, in part order */
+    int devices[HPL__MAX_DEVICES];  /* the eval's devices, those with a part first, in part order */
     int device_count;               /* of which the first `count` got a part */
     bool annotated;                 /* an argument is annotated (parts to remember) */
     int dim;                        /* the domain's split dimension */
     uint64_t whole[3];              /* the whole domain */
+    hpl__part parts[HPL__MAX_DEVICES]; /* subkernel i's part of the domain along dim (no halo) */
 } hpl__launch_plan;
 
 /* Checks the launch and the arguments and plans the eval's subkernels:
@@ -27,8 +32,8 @@ int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
                           size_t nargs, hpl__launch_plan *p);
 /* Gives the subkernels' scratch back. */
 void hpl__launch_plan_done(hpl_context *ctx, hpl__launch_plan *p);
-/* Part `index` of `parts` of view `whole` split as p says (hpl_array_part). */
-hpl__arg_view hpl__part_view(const hpl__arg_view *whole, const hpl_partition *p, int parts, int index);
+/* The part [lo, hi) (offsets along p->dim) of view `whole` with p's halo. */
+hpl__arg_view hpl__part_view(const hpl__arg_view *whole, const hpl_partition *p, uint64_t lo, uint64_t hi);
 /* *v = the whole (sub)array a as the kernel sees it. */
 void hpl__arg_view_set(hpl__arg_view *v, hpl__array *a);
 /* Clears s for `device` running kernel's variant for it: its fields and the

@@ -1,16 +1,23 @@
 /* Partition arithmetic. See partition.h. */
 #include "partition.h"
 
+#include <math.h>
+#include <stddef.h>
+
+hpl__part hpl__part_make(uint64_t n, uint64_t lo, uint64_t hi, uint64_t overlap)
+{
+    hpl__part p = {.lo = lo, .hi = hi};
+    p.halo_lo = lo > overlap ? lo - overlap : 0;
+    p.halo_hi = n - hi > overlap ? hi + overlap : n;
+    return p;
+}
+
 static hpl__part part_of(uint64_t n, uint64_t devices, uint64_t i, uint64_t overlap)
 {
     uint64_t base = n / devices, extra = n % devices;
     /* The first `extra` parts hold one more element. */
     uint64_t lo = i * base + (i < extra ? i : extra);
-    uint64_t hi = lo + base + (i < extra);
-    hpl__part p = {.lo = lo, .hi = hi};
-    p.halo_lo = lo > overlap ? lo - overlap : 0;
-    p.halo_hi = n - hi > overlap ? hi + overlap : n;
-    return p;
+    return hpl__part_make(n, lo, lo + base + (i < extra), overlap);
 }
 
 int hpl__partition(uint64_t n, int devices, uint64_t overlap, hpl__part *out)
@@ -35,10 +42,63 @@ bool hpl__partition_box(const hpl__box *whole, int dim, int devices, int index, 
     if (index < 0 || (uint64_t)index >= parts)
         return false;
     hpl__part p = part_of(n, parts, (uint64_t)index, overlap);
+    hpl__part_boxes(whole, dim, p.lo, p.hi, overlap, owned, halo);
+    return true;
+}
+
+void hpl__part_boxes(const hpl__box *whole, int dim, uint64_t lo, uint64_t hi, uint64_t overlap, hpl__box *owned,
+                     hpl__box *halo)
+{
+    hpl__part p = hpl__part_make(whole->hi[dim] - whole->lo[dim], lo, hi, overlap);
     *owned = *halo = *whole;
     owned->lo[dim] = whole->lo[dim] + p.lo;
     owned->hi[dim] = whole->lo[dim] + p.hi;
     halo->lo[dim] = whole->lo[dim] + p.halo_lo;
     halo->hi[dim] = whole->lo[dim] + p.halo_hi;
-    return true;
+}
+
+static double share_of(const double *shares, int i)
+{
+    double s = shares ? shares[i] : 1.0;
+    return isfinite(s) && s > 0.0 ? s : 0.0;
+}
+
+void hpl__partition_cuts(uint64_t n, int devices, const double *shares, uint64_t granule, uint64_t *cuts)
+{
+    if (devices <= 0)
+        return;
+    double total = 0.0;
+    for (int i = 0; i < devices; i++)
+        total += share_of(shares, i);
+    if (!(total > 0.0) || !isfinite(total)) { /* all zero (or overflowing): equal */
+        shares = NULL;
+        total = (double)devices;
+    }
+    granule = granule ? granule : 1;
+    uint64_t units = n / granule + (n % granule != 0), given = 0;
+    uint64_t got[HPL__PARTITION_MAX];
+    double rest[HPL__PARTITION_MAX];
+    for (int i = 0; i < devices; i++) {
+        double exact = share_of(shares, i) / total * (double)units;
+        got[i] = (uint64_t)exact;
+        got[i] = got[i] > units - given ? units - given : got[i]; /* rounding cannot overshoot */
+        rest[i] = exact - (double)got[i];
+        given += got[i];
+    }
+    /* The units left, one each, largest fractional part first. */
+    while (given < units) {
+        int best = 0;
+        for (int i = 1; i < devices; i++)
+            if (rest[i] > rest[best])
+                best = i;
+        got[best]++;
+        rest[best] = -1.0;
+        given++;
+    }
+    cuts[0] = 0;
+    uint64_t end = 0;
+    for (int i = 0; i < devices; i++) {
+        end += got[i];
+        cuts[i + 1] = end >= units ? n : end * granule;
+    }
 }

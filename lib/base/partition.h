@@ -12,6 +12,8 @@
 
 #include "region.h"
 
+#define HPL__PARTITION_MAX 16 /* devices of one split */
+
 typedef struct hpl__part {
     uint64_t lo, hi;           /* owned: [lo, hi) */
     uint64_t halo_lo, halo_hi; /* with the overlap, clamped to [0, n) */
@@ -26,5 +28,25 @@ int hpl__partition(uint64_t n, int devices, uint64_t overlap, hpl__part *out);
  * (index >= the number of parts). */
 bool hpl__partition_box(const hpl__box *whole, int dim, int devices, int index, uint64_t overlap, hpl__box *owned,
                         hpl__box *halo);
+
+/* Split in proportion to shares (execution plans, issue 16): device i gets
+ * [cuts[i], cuts[i+1]) of [0, n), in device order; cuts[0] = 0 and
+ * cuts[devices] = n. Every inner cut is a multiple of granule (a local
+ * size: no work-group straddles two devices) or n. The n / granule units
+ * (rounded up) go by largest remainder: each device floor(share * units),
+ * the units left one each to the largest fractional parts, ties to the
+ * lower index, so that equal shares give hpl__partition's parts. Shares
+ * need not sum to 1 (only ratios count); negative, NaN or infinite shares
+ * count as 0, and all zero as equal. A device may get nothing. At most
+ * HPL__PARTITION_MAX devices. */
+void hpl__partition_cuts(uint64_t n, int devices, const double *shares, uint64_t granule, uint64_t *cuts);
+
+/* The part [lo, hi) of [0, n) with its halo of `overlap` clamped to it. */
+hpl__part hpl__part_make(uint64_t n, uint64_t lo, uint64_t hi, uint64_t overlap);
+
+/* The part [lo, hi) (offsets from whole->lo) of `whole` along dim: owned
+ * and with-halo boxes, the other dimensions whole. */
+void hpl__part_boxes(const hpl__box *whole, int dim, uint64_t lo, uint64_t hi, uint64_t overlap, hpl__box *owned,
+                     hpl__box *halo);
 
 #endif

@@ -216,6 +216,7 @@ typedef struct hpl__split {
     int dim;
     uint64_t overlap;
     int devices[HPL__MAX_DEVICES];
+    uint64_t lo[HPL__MAX_DEVICES], hi[HPL__MAX_DEVICES]; /* part i: [lo, hi) along dim, owned */
 } hpl__split;
 
 /* An array or a subarray. A subarray is a view of a box of its root; the
