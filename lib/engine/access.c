@@ -209,15 +209,7 @@ static bool lane_takes(const hpl__op *op, uint64_t *after)
     if (bytes == 0 || (bytes < HPL__LANE_MIN_BYTES && !d->xfer.shared))
         return false;
     *after = 0;
-    for (int i = 0; i < op->wait_count; i++) {
-        const hpl__point *p = &op->waits[i];
-        if (p->timeline == d->index)
-            *after = HPL__MAX(*after, p->value);
-        else if (p->timeline != HPL__LANE + d->index && p->value &&
-                 hpl__timeline_completed(op->ctx, p->timeline) < p->value)
-            return false; /* (the lane's own work is earlier on its queue) */
-    }
-    return true;
+    return hpl__lane_after(op->ctx, d, op->waits, op->wait_count, after);
 }
 
 static int record_lane(hpl__op *op, uint64_t after, uint64_t *xfer)

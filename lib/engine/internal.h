@@ -490,6 +490,11 @@ int hpl__lane_begin(hpl__device *d, VkCommandBuffer *cb);
  * d's open batch is submitted first when it holds that work); *value is
  * its point on the lane's timeline. */
 int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t *value);
+/* Can work on d's lane that must follow `points` wait for them by waiting
+ * on d's compute timeline alone? Raises *after to the compute value it must
+ * follow; false when a point of another device is not reached yet (that
+ * work goes through the compute queue's gate). */
+bool hpl__lane_after(hpl_context *ctx, const hpl__device *d, const hpl__point *points, int count, uint64_t *after);
 
 /* progress.c */
 int hpl__progress_start(hpl_context *ctx);

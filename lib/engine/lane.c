@@ -154,3 +154,15 @@ int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t *value)
     pthread_mutex_unlock(&d->batch_lock);
     return rc;
 }
+
+bool hpl__lane_after(hpl_context *ctx, const hpl__device *d, const hpl__point *points, int count, uint64_t *after)
+{
+    for (int i = 0; i < count; i++) {
+        const hpl__point *p = &points[i];
+        if (p->timeline == d->index)
+            *after = HPL__MAX(*after, p->value);
+        else if (p->timeline != HPL__LANE + d->index && p->value && hpl__timeline_completed(ctx, p->timeline) < p->value)
+            return false; /* (the lane's own work is earlier on its queue) */
+    }
+    return true;
+}

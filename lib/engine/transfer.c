@@ -18,14 +18,7 @@ static bool lane_takes_download(hpl_context *ctx, hpl__device *d, const hpl__arr
     hpl__point writers[HPL__MAX_TIMELINES];
     int w = hpl__coherence_wait_points(&root->coherence, t->src, &t->region, false, writers, 0);
     *after = 0;
-    for (int i = 0; i < n + w; i++) {
-        const hpl__point *p = i < n ? &waits[i] : &writers[i - n];
-        if (p->timeline == d->index)
-            *after = HPL__MAX(*after, p->value);
-        else if (p->timeline != HPL__LANE + d->index && hpl__timeline_completed(ctx, p->timeline) < p->value)
-            return false; /* (the lane's own work is earlier on its queue) */
-    }
-    return true;
+    return hpl__lane_after(ctx, d, waits, n, after) && hpl__lane_after(ctx, d, writers, w, after);
 }
 
 /* Records download t (source on d) into cb. */
