@@ -1,0 +1,200 @@
+/* Load balancing searches for execution plans (issue 16): which share of the
+ * work each device should get. Pure logic: no Vulkan, no library state, no
+ * allocation; the caller runs the kernel and times it.
+ *
+ * A distribution is one share per device, in device order: doubles >= 0
+ * that sum to 1. The caller maps shares onto rows (or whatever it splits),
+ * runs, and reports each device's time. Every kind is the same state
+ * machine:
+ *
+ *     hpl__balance b;
+ *     hpl__balance_init(&b, HPL__BALANCE_ITERATIVE, devices, NULL);
+ *     while (hpl__balance_next(&b, shares)) {
+ *         ... quantise shares to rows, run, time each device ...
+ *         hpl__balance_observe_run(&b, shares_run, seconds);
+ *     }
+ *     hpl__balance_best(&b, shares);
+ *
+ * Kinds (papers/000_hpl_multidevice.txt 3.3.2; papers/002_coretsar.txt 3-4):
+ * - EXHAUSTIVE tries every point of a grid: the multiples of `step` (5%),
+ *   zeros included (a device may get nothing), and keeps the fastest. With
+ *   `refine_step` (1% by default for 3 devices or more) it then tries the
+ *   finer grid around that best point, each coordinate within one coarse
+ *   step less one fine step of it. A grid with more than
+ *   HPL__BALANCE_MAX_POINTS points is coarsened (the largest step 1/K with
+ *   at most that many points; stats.step says which), and a refinement
+ *   neighbourhood is narrowed to fit, or skipped: 16 devices at 5% would be
+ *   C(35, 15), about 3e9 timings.
+ * - SINGLE_STEP times the equal split once and returns the paper's fig. 7:
+ *   shares proportional to each device's speed (work per second) measured
+ *   in that run. The answer itself is not timed. Exact for devices whose
+ *   time is proportional to their share.
+ * - ITERATIVE times the equal split; then, while the slowest device that
+ *   ran took (1 + delta) times the fastest or more, solves fig. 8 from the
+ *   last timing alone (each device's time per unit of work, then fig. 7)
+ *   and times the answer. Solve 1 is SINGLE_STEP's; from solve 3 on the
+ *   answer moves the previous distribution only 1/(solve - 1) of the way
+ *   to the model's (the paper's relaxation: iter > 2 in fig. 8). It stops
+ *   balanced (stats.converged; the equal split itself may be), or after
+ *   max_iterations solves; the answer is the fastest distribution timed,
+ *   so never slower than SINGLE_STEP's when that was timed. Known limit:
+ *   when the cost of the work varies along the split dimension, the linear
+ *   model swings between extremes if the slow device holds the cheap part
+ *   (tests/unit_balance.c prints the paper's unbalanced benchmark both
+ *   ways round).
+ * - ADAPTIVE (CoreTSAR's adaptive schedule) never ends: each pass of the
+ *   kernel is one timing (reps does not apply); the first pass is the
+ *   equal split, each later one gets shares proportional to the speeds
+ *   measured in the pass before (CoreTSAR's linear program has this
+ *   solution: equal predicted times). CoreTSAR's split and quick variants
+ *   are the caller's: time a sub-pass as a pass. Back-off: a device is not
+ *   worth its place in a pass when its own time is (1 + delta) times or
+ *   more the time the others would have needed for all the work at their
+ *   measured speeds (dropping it would have made the pass faster, beyond
+ *   noise); back_off such passes in a row and it gets share 0 from then
+ *   on. It comes back only when the balancer is initialised again (the
+ *   plan's reset): a device that is not worth it stays so while the
+ *   workload does. One device at most is dropped per pass, never the last.
+ *
+ * The threshold of fig. 7. The paper gives nothing a device whose
+ * estimated runtime t_i * w_i / (100 / N) falls below a measured threshold,
+ * "to avoid sending very small amounts of work to devices that do not
+ * compensate the fixed overhead". Read literally that estimate is the same
+ * for every device (w_i is proportional to 1 / t_i, so it is the balanced
+ * makespan), which would drop all devices or none. We read it as intended:
+ * a device is given nothing when what it saves, the balanced makespan
+ * without it less the one with it, is below `threshold` seconds (the fixed
+ * cost of using a device, measured by the caller, e.g. an empty dispatch).
+ * The fastest device is always kept; all the others are tested against the
+ * same solution, as in the figure, in every solve of SINGLE_STEP and
+ * ITERATIVE. A device dropped so is out for the rest of the search (no time
+ * is measured for it any more). The threshold is 0 (nothing dropped) unless
+ * the caller measured one: the paper gives no value.
+ *
+ * Times. Each distribution of a search is timed `reps` times and each
+ * device's time is the minimum over them: noise from other work only adds
+ * time, and the first run carries warm-up that a mean would keep. The
+ * makespan of a timing is its slowest device. Times are untrusted (GPU
+ * timestamps): a NaN, infinite or negative time for a device that had work
+ * refuses the whole timing (stats.rejected; the same distribution is
+ * proposed again; after HPL__BALANCE_MAX_REJECTS refusals in a row a
+ * search ends with what it has, and ADAPTIVE keeps its shares). A time
+ * below HPL__BALANCE_TIME_FLOOR (0 included) counts as that floor when
+ * dividing by it. A device given share 0 did not run: whatever it reports
+ * is ignored.
+ *
+ * Thread safety: none; one balancer per plan, used by one thread. */
+#ifndef HPL_BALANCE_H
+#define HPL_BALANCE_H
+
+#include "coherence.h" /* HPL__MAX_DEVICES */
+#include "common.h"    /* HPL_OK, HPL_ERROR_* */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HPL__BALANCE_MAX_POINTS 6000  /* grid points one EXHAUSTIVE stage may time */
+#define HPL__BALANCE_TIME_FLOOR 1e-9  /* seconds: the finest time a divisor may be */
+#define HPL__BALANCE_MAX_REJECTS 8    /* refused timings in a row that end a search */
+
+typedef enum hpl__balance_kind {
+    HPL__BALANCE_EXHAUSTIVE,
+    HPL__BALANCE_SINGLE_STEP,
+    HPL__BALANCE_ITERATIVE,
+    HPL__BALANCE_ADAPTIVE,
+} hpl__balance_kind;
+
+/* Zero means default. */
+typedef struct hpl__balance_params {
+    double step;        /* EXHAUSTIVE grid, a fraction of the work: 0.05. The grid is the multiples of
+                           1/K, K = round(1 / step) */
+    double refine_step; /* EXHAUSTIVE second stage: 0.01 for 3 devices or more, none for 2; < 0: none */
+    int reps;           /* timings per distribution of a search: 2 (ADAPTIVE: each pass counts once) */
+    double delta;       /* times within a factor (1 + delta) count as equal: ITERATIVE's stop, ADAPTIVE's
+                           back-off margin: 0.05 */
+    double threshold;   /* seconds, SINGLE_STEP and ITERATIVE (see above): 0, no device is dropped */
+    int back_off;       /* ADAPTIVE: passes not worth it before a device is dropped: 2 */
+    int max_iterations; /* ITERATIVE: model solves at most: 10 */
+} hpl__balance_params;
+
+/* What a search did, for a plan to describe itself. */
+typedef struct hpl__balance_stats {
+    int distributions; /* distinct distributions timed (ADAPTIVE: passes) */
+    int timings;       /* timings accepted */
+    int rejected;      /* timings refused: bad times, or nothing proposed */
+    int solves;        /* model solves (fig. 7 / fig. 8; ADAPTIVE: one per pass) */
+    int dropped;       /* devices given nothing for good (threshold, back-off) */
+    bool converged;    /* ITERATIVE: ended balanced within delta (false: the cap, or refusals) */
+    double step;       /* EXHAUSTIVE: the coarse grid step used */
+    double predicted;  /* models: makespan the last solve predicts for its answer (linear devices) */
+    double last_makespan; /* slowest device of the last accepted timing (ADAPTIVE: the last pass) */
+} hpl__balance_stats;
+
+/* The caller reads stats, out and the choice_ fields, and writes nothing. */
+typedef struct hpl__balance {
+    hpl__balance_kind kind;
+    int devices;
+    hpl__balance_params p; /* defaults filled in */
+    bool finished;
+    bool pending;          /* cur was proposed and not observed yet */
+    int reps_done;         /* accepted timings of cur */
+    int rejects_in_row;
+    double cur[HPL__MAX_DEVICES]; /* the distribution being timed */
+    double ran[HPL__MAX_DEVICES]; /* the shares it ran with (observe_run) */
+    double t[HPL__MAX_DEVICES];   /* per device: minimum time over the timings of cur */
+    /* EXHAUSTIVE: the point being timed, in units of 1/grid */
+    int stage;             /* 0: coarse grid, 1: refinement */
+    int grid, fine;        /* coarse and fine grids: multiples of 1/grid, 1/fine */
+    int radius;            /* refinement: fine steps either side of centre */
+    int cell[HPL__MAX_DEVICES];
+    int centre[HPL__MAX_DEVICES]; /* refinement: the coarse best in fine units */
+    /* models */
+    double rate[HPL__MAX_DEVICES]; /* work per second measured (0: not yet) */
+    bool out[HPL__MAX_DEVICES];    /* given nothing for good */
+    int strikes[HPL__MAX_DEVICES]; /* ADAPTIVE: consecutive passes not worth it */
+    /* the answer: the best timed distribution, or the model's for SINGLE_STEP and ADAPTIVE */
+    double choice[HPL__MAX_DEVICES];
+    bool choice_timed;                       /* choice was timed: the two below are its times */
+    double choice_seconds[HPL__MAX_DEVICES]; /* its per-device times; 0 when not timed */
+    double choice_makespan;                  /* its makespan; 0 when not timed */
+    hpl__balance_stats stats;
+} hpl__balance;
+
+/* Sets b up for `devices` (1 .. HPL__MAX_DEVICES) devices; p may be NULL
+ * (all defaults). Fails with HPL_ERROR_INVALID_ARGUMENT naming the field
+ * (a step outside (0, 1], negative reps, ...); b then proposes nothing
+ * (next() returns false) and its answer has no shares. With one device
+ * there is nothing to search: next() returns false (ADAPTIVE: true, share
+ * 1) and the answer is share 1. */
+int hpl__balance_init(hpl__balance *b, hpl__balance_kind kind, int devices, const hpl__balance_params *p);
+
+/* The next distribution to time, into shares[0 .. devices - 1]. False when
+ * the search is over (shares untouched): ask hpl__balance_best. ADAPTIVE
+ * always returns true. Asking again before observing proposes the same. */
+bool hpl__balance_next(hpl__balance *b, double *shares);
+
+/* The time in seconds of each device for the distribution last proposed.
+ * A device given share 0 did not run; its entry is ignored. */
+void hpl__balance_observe(hpl__balance *b, const double *seconds);
+
+/* The same, with the shares the caller actually ran after quantising the
+ * proposal onto rows (rows of device i / all rows); NULL: as proposed. The
+ * models use these for each device's speed, so rounding does not bias
+ * them; a device quantised to nothing did not run. Shares that are not
+ * finite, negative or all zero refuse the timing. */
+void hpl__balance_observe_run(hpl__balance *b, const double *shares_run, const double *seconds);
+
+/* The answer so far (final once next() returned false): the fastest
+ * distribution timed (EXHAUSTIVE, ITERATIVE), the model's (SINGLE_STEP), the
+ * shares of the next pass (ADAPTIVE); the equal split before any timing. */
+void hpl__balance_best(const hpl__balance *b, double *shares);
+
+/* "EXHAUSTIVE", "SINGLE_STEP", ... ("?" for anything else). */
+const char *hpl__balance_kind_name(hpl__balance_kind kind);
+
+/* One line for a plan's description or a trace: kind, answer, makespan,
+ * what the search cost. Returns what snprintf returns (the length it
+ * needs); buf may be NULL when size is 0. */
+int hpl__balance_describe(const hpl__balance *b, char *buf, size_t size);
+
+#endif
