@@ -887,6 +887,203 @@ HPL_API int hpl_array_part_count(hpl_context *ctx, hpl_array array);
 HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_array *part, int *device);
 
 /* ======================================================================
+ * 7c. Execution plans: shares, partitioners, load balancing
+ * ======================================================================
+ *
+ * A plan (HPL's ExecutionPlan, paper 000 section 3.3) says how an eval is
+ * split over devices: which devices, the share of the work each gets, and
+ * how the arguments follow (a partitioner). It can also find the shares
+ * itself: a balancer times real runs on the user's data and keeps the
+ * fastest distribution, or hands the work out in packages as devices
+ * become free.
+ *
+ *   hpl_plan *plan;
+ *   hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_ITERATIVE}, &plan);
+ *   for (int step = 0; step < 100; step++)      // the first eval searches
+ *       hpl_plan_eval(plan, kernel, NULL, HPL_ARGS(hpl_part1(out, 0), hpl_part1(in, 0), hpl_arr(b)));
+ *   hpl_plan_destroy(plan);
+ *
+ * Devices: desc.devices, or every device of the context when device_count
+ * is 0, the CPU included (plain annotated evals leave the CPU out when a GPU
+ * is present; a plan is how the CPU joins them, with a share worth its
+ * speed).
+ *
+ * The split. Dimension 0 of the eval's domain (launch.global, else the
+ * first array argument's extents) is cut in proportion to the shares, on
+ * multiples of launch.local[0] when the launch gives one; a device whose
+ * part is empty runs nothing. Without a partitioner the arguments are split
+ * like their annotations (section 7b), so an annotated eval becomes a plan
+ * eval by changing the call. A partitioner is called once per device with
+ * a part, with that part's ranges of the domain (ranges[0] is the part;
+ * the other dimensions are whole; inclusive, like hpl_range) and the eval's
+ * arguments, and runs the kernel on what the device needs:
+ *
+ *   // Game of Life (paper 000 fig. A.17): each device reads its rows and one
+ *   // halo row above and below, and writes its rows.
+ *   static int life_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t n, void *user)
+ *   {
+ *       uint64_t lo = rg[0].first ? rg[0].first - 1 : 0, hi = rg[0].last + 1 < rows ? rg[0].last + 1 : rows - 1;
+ *       hpl_array in, out;
+ *       hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({lo, hi}, HPL_ALL), &in);
+ *       hpl_runner_subarray(r, args[1].value.array, HPL_RANGES({lo, hi}, HPL_ALL), &out);
+ *       return hpl_runner_run(r, HPL_ARGS(hpl_arr(in), hpl_arr(out)));
+ *   }
+ *
+ * A runner subarray is a part of its parent, like the parts of section 7b:
+ * the kernel indexes it like the parent (the single-device kernel still
+ * runs unchanged), reads only its box (x.part_lo .. x.part_hi), and owns
+ * the rows of its box inside the runner's ranges[0] (x.owned_lo ..
+ * x.owned_hi): what it writes outside them is not written, and the next
+ * reader fetches those elements from their owner. So fig. A.17's
+ * overlapping subarrays need no exchange loop. The runner runs the kernel
+ * over its ranges of the whole domain (hpl_global_id is the position in
+ * the whole domain). Arrays given to hpl_runner_run as they are (not runner
+ * subarrays) are what they are: a whole array is replicated, a subarray
+ * made with hpl_subarray is indexed from its own first element.
+ *
+ * Balancers (desc.balance; zero: the shares as given):
+ *   EXHAUSTIVE   times every distribution on a grid of `step` (default 5%),
+ *                zero shares included, each `reps` times (default 2; the
+ *                minimum counts), and keeps the fastest; with three devices
+ *                or more it then refines on a 1% grid around the best.
+ *   SINGLE_STEP  times the equal split once; shares proportional to the
+ *                speed each device showed (HPL's fig. 7). One run.
+ *   ITERATIVE    SINGLE_STEP, then while the slowest device takes (1 +
+ *                delta) times the fastest (delta default 0.05), a new
+ *                distribution from the times measured so far (HPL's fig. 8)
+ *                is timed; at most max_iterations (default 10); the
+ *                fastest distribution timed is kept.
+ *   ADAPTIVE     never stops: each eval runs the distribution solved from
+ *                the times of the eval before (CoreTSAR's adaptive
+ *                schedule); a device slower than it is worth back_off
+ *                evals in a row (default 2) is dropped until reset.
+ *   DYNAMIC      within each eval: packages of desc.package rows (default
+ *                1/8 of an equal part) go to whichever device is free.
+ *   HGUIDED      the same with packages that shrink as the work runs out,
+ *                weighted by the device's nominal speed (paper 001).
+ *   AUTO_TUNE    HGUIDED that switches to the measured speeds once every
+ *                device has finished a package; CPU packages of at least one
+ *                work-group per core, GPU packages of at least 5% of the
+ *                work or enough groups to fill it.
+ * The searches (EXHAUSTIVE, SINGLE_STEP, ITERATIVE) run during the first
+ * plan eval: every candidate is a real run of the eval, timed per device
+ * with the device's timestamps, and later evals reuse the answer until
+ * hpl_plan_reset. The result stays one eval's: arguments the kernel both
+ * reads and writes are saved before the search and restored before each
+ * run after the first. desc.time_transfers times each candidate with the
+ * copies it needs, from data on the host (each candidate starts with its
+ * arguments on the host only, and its written arguments are copied back):
+ * the case of a kernel whose data comes from and goes to the host every
+ * time; otherwise only the kernels are timed (data that stays on the
+ * devices between evals). Package balancers move data per package, lazily,
+ * as evals do. A plan eval with a balancer waits for its runs (plain plan
+ * evals, and later evals of a finished search, return at once like
+ * hpl_eval). */
+
+typedef struct hpl_plan hpl_plan;
+typedef struct hpl_runner hpl_runner;
+
+typedef enum hpl_balance {
+    HPL_BALANCE_NONE = 0, /* the shares as given (NULL: equal) */
+    HPL_BALANCE_EXHAUSTIVE,
+    HPL_BALANCE_SINGLE_STEP,
+    HPL_BALANCE_ITERATIVE,
+    HPL_BALANCE_ADAPTIVE,
+    HPL_BALANCE_DYNAMIC,
+    HPL_BALANCE_HGUIDED,
+    HPL_BALANCE_AUTO_TUNE,
+} hpl_balance;
+
+/* Runs the kernel for one device's part through `runner`
+ * (hpl_runner_subarray, hpl_runner_run); returns HPL_OK or the error of
+ * what it called (the plan eval then fails with it). */
+typedef int (*hpl_partitioner)(hpl_runner *runner, const hpl_range ranges[3], const hpl_arg *args, size_t nargs,
+                               void *user);
+
+/* Zero fields take the defaults. */
+typedef struct hpl_plan_desc {
+    int devices[HPL_MAX_DEVICES]; /* in part order, each at most once */
+    int device_count;             /* 0: every device of the context */
+    const double *shares;         /* NULL: equal; else one per device, finite, >= 0, not all 0 (copied):
+                                     the distribution (HPL_BALANCE_NONE), or HGUIDED's and AUTO_TUNE's
+                                     nominal speeds; not with a search or ADAPTIVE */
+    hpl_balance balance;
+    double step;         /* EXHAUSTIVE grid: 0.05 */
+    int reps;            /* searches: timings per distribution: 2 */
+    double delta;        /* ITERATIVE stop, ADAPTIVE back-off margin: 0.05 */
+    int max_iterations;  /* ITERATIVE: 10 */
+    int back_off;        /* ADAPTIVE: 2 */
+    double threshold;    /* SINGLE_STEP, ITERATIVE: seconds a device must save to be given work: 0 */
+    uint64_t package;    /* DYNAMIC: rows per package, rounded up to whole work-groups; 0: 1/8 of an
+                            equal part */
+    bool time_transfers; /* searches: time the copies too, from data on the host */
+    hpl_partitioner partitioner; /* NULL: split the arguments like their annotations */
+    void *user;                  /* passed to the partitioner */
+} hpl_plan_desc;
+
+/* Makes a plan. HPL_ERROR_INVALID_ARGUMENT names a bad field (a device
+ * listed twice, a share that is negative or not finite, shares with a
+ * balancer, a parameter out of range); HPL_ERROR_UNKNOWN_DEVICE a device
+ * that does not exist. */
+HPL_API int hpl_plan_create(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan **out);
+/* A plan with plan's devices and current distribution (the shares it found,
+ * as given shares, no balancer) and another partitioner (NULL: by
+ * annotation): HPL's copy constructor, for another kernel over the same
+ * data. */
+HPL_API int hpl_plan_copy(hpl_plan *plan, hpl_partitioner partitioner, void *user, hpl_plan **out);
+/* Frees the plan (not its evals' work). NULL is ignored. A context destroys
+ * the plans left on it. */
+HPL_API void hpl_plan_destroy(hpl_plan *plan);
+/* Runs kernel split as the plan says (searching first when its balancer
+ * has not searched yet). launch gives global and local only: its device,
+ * devices, shares and domains are the plan's (HPL_ERROR_INVALID_ARGUMENT).
+ * Errors as hpl_eval's, and a partitioner's own. */
+HPL_API int hpl_plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args,
+                          size_t nargs);
+/* Forgets the search's answer (the next eval searches again), and devices
+ * ADAPTIVE dropped. */
+HPL_API int hpl_plan_reset(hpl_plan *plan);
+
+typedef struct hpl_plan_info {
+    hpl_balance balance;
+    int device_count;
+    int devices[HPL_MAX_DEVICES];
+    double shares[HPL_MAX_DEVICES]; /* the distribution the next eval uses (equal before a search) */
+    bool searched;                  /* a search has ended (EXHAUSTIVE, SINGLE_STEP, ITERATIVE) */
+    int distributions;              /* distinct distributions its search timed */
+    int runs;                       /* runs its search made (distributions x reps) */
+    int iterations;                 /* ITERATIVE: model solves; ADAPTIVE: evals balanced */
+    /* The last plan eval: */
+    bool in_use[HPL_MAX_DEVICES];   /* the device got work */
+    hpl_range ranges[HPL_MAX_DEVICES][3]; /* its part of the domain (package balancers: its first package
+                                             to its last); {1, 0} when not in use */
+    uint64_t rows[HPL_MAX_DEVICES];       /* rows of dimension 0 it ran */
+    int packages[HPL_MAX_DEVICES];        /* package balancers: packages it ran */
+    double seconds[HPL_MAX_DEVICES];      /* device time measured (0: not timed: plain plan evals are not) */
+} hpl_plan_info;
+
+HPL_API int hpl_plan_get_info(hpl_plan *plan, hpl_plan_info *out);
+/* One line: balancer, devices and shares, measured times, what the search
+ * cost. Returns the length it needs, like snprintf; buf may be NULL when
+ * size is 0. A finished search also puts this line in the trace (chapter
+ * 9: a "plan" event on the host track). */
+HPL_API int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size);
+HPL_API const char *hpl_balance_name(hpl_balance balance);
+
+/* In a partitioner: the subarray `ranges` of parent (in the parent's
+ * coordinates, HPL_END allowed) for the runner's device, owning the part of
+ * it inside the runner's ranges[0] along dimension 0. Errors as
+ * hpl_subarray's. */
+HPL_API int hpl_runner_subarray(hpl_runner *runner, hpl_array parent, int nranges, const hpl_range *ranges,
+                                hpl_array *out);
+/* Runs the kernel on the runner's device over its ranges with these
+ * arguments (once per runner: HPL_ERROR_INVALID_ARGUMENT the second time;
+ * annotations do not apply here). */
+HPL_API int hpl_runner_run(hpl_runner *runner, const hpl_arg *args, size_t nargs);
+/* The runner's device (a context device index). */
+HPL_API int hpl_runner_device(const hpl_runner *runner);
+
+/* ======================================================================
  * 8. Environment variables
  * ======================================================================
  *

@@ -241,6 +241,14 @@ static int box_of_ranges(const hpl__array *parent, int nranges, const hpl_range 
     return HPL_OK;
 }
 
+int hpl__box_of_ranges(const hpl__array *parent, int nranges, const hpl_range *ranges, hpl__box *out)
+{
+    if (nranges != parent->ndims)
+        return hpl__fail(HPL_ERROR_DIMENSIONS, "%d range%s given but '%s' has %d dimension%s", nranges,
+                         nranges == 1 ? "" : "s", parent->name, parent->ndims, parent->ndims == 1 ? "" : "s");
+    return box_of_ranges(parent, nranges, ranges, "the", NULL, out);
+}
+
 static int subarray_locked(hpl_context *ctx, hpl_array parent_handle, int nranges, const hpl_range *ranges,
                            const hpl_range *owned, hpl_array *out)
 {
@@ -248,11 +256,8 @@ static int subarray_locked(hpl_context *ctx, hpl_array parent_handle, int nrange
     int rc = hpl__array_get(ctx, parent_handle, &parent);
     if (rc != HPL_OK)
         return rc;
-    if (nranges != parent->ndims)
-        return hpl__fail(HPL_ERROR_DIMENSIONS, "%d range%s given but '%s' has %d dimension%s", nranges,
-                         nranges == 1 ? "" : "s", parent->name, parent->ndims, parent->ndims == 1 ? "" : "s");
     hpl__box box, owned_box;
-    rc = box_of_ranges(parent, nranges, ranges, "the", NULL, &box);
+    rc = hpl__box_of_ranges(parent, nranges, ranges, &box);
     if (rc == HPL_OK)
         rc = owned ? box_of_ranges(parent, nranges, owned, "the owned", &box, &owned_box) : HPL_OK;
     if (rc != HPL_OK)

@@ -208,6 +208,7 @@ void hpl_context_destroy(hpl_context *ctx)
         hpl__wait_idle(ctx);
     hpl__trace_at_destroy(ctx);
     hpl__progress_stop(ctx);
+    hpl__plans_destroy_all(ctx);
     hpl__kernel_destroy_all(ctx);
     hpl__array_destroy_all(ctx);
     hpl__devices_close(ctx);

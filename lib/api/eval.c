@@ -23,11 +23,13 @@ static void remember_parts(const hpl_arg *args, const hpl__launch_plan *p)
     }
 }
 
-static int eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+int hpl__eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs,
+                     const hpl__part *given)
 {
     hpl__launch_plan p;
     p.subkernels = NULL; /* the rest is the plan's to fill (not cleared: host time per eval) */
     p.shares = NULL;
+    p.given = given;
     int rc = hpl__launch_plan_make(ctx, k, launch, args, nargs, &p);
     if (rc == HPL_OK)
         rc = hpl__subkernels_run(ctx, p.subkernels, p.count, args, p.whole);
@@ -50,7 +52,7 @@ int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, cons
     if (rc == HPL_OK && nargs && !args)
         rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "args is NULL but nargs is %zu", nargs);
     if (rc == HPL_OK)
-        rc = eval_locked(ctx, k, launch, args, nargs);
+        rc = hpl__eval_locked(ctx, k, launch, args, nargs, NULL);
     if (rc != HPL_OK) {
         char prefix[128];
         if (k)

@@ -425,26 +425,44 @@ void hpl__launch_plan_done(hpl_context *ctx, hpl__launch_plan *p)
     p->subkernels = NULL;
 }
 
-/* Parts in proportion to p->shares, on multiples of the local size along
- * the split dimension when the launch gives one. Devices whose part is
- * empty move behind those with a part (they run nothing). */
-static void split_by_shares(const hpl_launch *launch, hpl__launch_plan *p)
+/* Subkernels for the devices whose piece is not empty, in device order;
+ * devices with nothing move behind them (they run nothing). */
+static void split_given(const uint64_t (*pieces)[2], hpl__launch_plan *p)
 {
-    uint64_t cuts[HPL__MAX_DEVICES + 1];
-    uint64_t granule = p->dim < 3 && launch->local[p->dim] ? launch->local[p->dim] : 1;
-    hpl__partition_cuts(p->whole[p->dim], p->device_count, p->shares, granule, cuts);
     int idle[HPL__MAX_DEVICES], idle_count = 0, all[HPL__MAX_DEVICES];
     memcpy(all, p->devices, sizeof all);
     p->count = 0;
     for (int i = 0; i < p->device_count; i++) {
-        if (cuts[i] == cuts[i + 1]) {
+        if (pieces[i][0] >= pieces[i][1]) {
             idle[idle_count++] = all[i];
             continue;
         }
-        p->parts[p->count] = hpl__part_make(p->whole[p->dim], cuts[i], cuts[i + 1], 0);
+        p->parts[p->count] = hpl__part_make(p->whole[p->dim], pieces[i][0], pieces[i][1], 0);
         p->devices[p->count++] = all[i];
     }
     memcpy(&p->devices[p->count], idle, (size_t)idle_count * sizeof *idle);
+}
+
+/* Parts in proportion to p->shares, on multiples of the local size along
+ * the split dimension when the launch gives one, or as p->given says. */
+static void split_unevenly(const hpl_launch *launch, hpl__launch_plan *p)
+{
+    uint64_t pieces[HPL__MAX_DEVICES][2];
+    if (p->given) {
+        for (int i = 0; i < p->device_count; i++) {
+            pieces[i][0] = HPL__MIN(p->given[i].lo, p->whole[p->dim]);
+            pieces[i][1] = HPL__MIN(p->given[i].hi, p->whole[p->dim]);
+        }
+    } else {
+        uint64_t cuts[HPL__MAX_DEVICES + 1];
+        uint64_t granule = p->dim < 3 && launch->local[p->dim] ? launch->local[p->dim] : 1;
+        hpl__partition_cuts(p->whole[p->dim], p->device_count, p->shares, granule, cuts);
+        for (int i = 0; i < p->device_count; i++) {
+            pieces[i][0] = cuts[i];
+            pieces[i][1] = cuts[i + 1];
+        }
+    }
+    split_given((const uint64_t(*)[2])pieces, p);
 }
 
 /* The checks and views of a split skip a plain eval (one device, nothing
@@ -485,9 +503,9 @@ int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
     if (rc != HPL_OK)
         return rc;
     /* Each subkernel runs over the part of the domain it owns: no halo. */
-    if (p->shares) {
+    if (p->shares || p->given) {
         int was_first = p->devices[0];
-        split_by_shares(launch, p);
+        split_unevenly(launch, p);
         /* The first device got nothing: subkernel 0 is the next one's. */
         if (p->devices[0] != was_first) {
             hpl__subkernel_init(&s[0], &ctx->devices[p->devices[0]], k);

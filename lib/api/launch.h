@@ -14,6 +14,10 @@ typedef struct hpl__launch_plan {
     /* Input: NULL, or one share per device of the eval (execution plans):
      * the split follows them (hpl__partition_cuts) instead of being even. */
     const double *shares;
+    /* Input: NULL, or one piece [lo, hi) of the split dimension per device
+     * of the eval (package schedules): pieces need not cover the domain;
+     * devices with an empty one run nothing. */
+    const hpl__part *given;
     hpl__subkernel *subkernels;     /* the context's scratch, held until hpl__launch_plan_done */
     int count;                      /* subkernels: parts (a plain eval has one) */
     int devices[HPL__MAX_DEVICES];  /* the eval's devices, those with a part first, in part order */
@@ -30,6 +34,10 @@ typedef struct hpl__launch_plan {
  * hpl__launch_plan_done after, whatever this returns. */
 int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
                           size_t nargs, hpl__launch_plan *p);
+/* hpl_eval with the lock held and k found; given: NULL, or one piece per
+ * device of the launch (hpl__launch_plan.given). */
+int hpl__eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs,
+                     const hpl__part *given);
 /* Gives the subkernels' scratch back. */
 void hpl__launch_plan_done(hpl_context *ctx, hpl__launch_plan *p);
 /* The part [lo, hi) (offsets along p->dim) of view `whole` with p's halo. */

@@ -177,7 +177,7 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
     }
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->pipeline);
     if (chunk) {
-        write_args(chunk->map + offset, &s->op, r, args, s->views);
+        write_args(chunk->map + offset, &s->op, r, s->args ? s->args : args, s->views);
         vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &chunk->set, 1,
                                 &offset);
     }

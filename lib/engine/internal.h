@@ -305,6 +305,7 @@ struct hpl_context {
     int deferred_error; /* first asynchronous error since the last hpl_finish */
     struct hpl__kernel *fill_kernel; /* shaders/fill.comp, made on first use */
     struct hpl__kernel *reduce_kernels[HPL_TYPE_COUNT_]; /* shaders/reduce.comp per type */
+    struct hpl_plan *plans; /* execution plans not destroyed yet (plan.c) */
     void *subkernels; /* launch.c's scratch for planned subkernels (HPL__MAX_DEVICES); NULL while an eval holds it */
     bool validation;
     uint64_t clock;     /* LRU clock of instances */
@@ -553,6 +554,9 @@ int hpl__host_written(hpl__array *a);
 uint8_t *hpl__host_pointer(const hpl__array *a);
 /* The subarray of parent with box and owned box (root coordinates): the
  * existing one, else a new one (hpl_subarray, hpl_array_part). */
+/* Inclusive ranges relative to parent (one per dimension) as a box in root
+ * coordinates; errors name the range at fault. */
+int hpl__box_of_ranges(const hpl__array *parent, int nranges, const hpl_range *ranges, hpl__box *out);
 int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box, const hpl__box *owned,
                        hpl__array **out);
 
@@ -652,6 +656,8 @@ int hpl__kernel_get(hpl_context *ctx, hpl_kernel handle, hpl__kernel **out);
 const hpl__variant *hpl__kernel_variant_for(const hpl__kernel *k, const hpl__device *d);
 int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], VkPipeline *out);
 void hpl__kernel_destroy_all(hpl_context *ctx);
+/* Frees the plans left on the context (plan.c). */
+void hpl__plans_destroy_all(hpl_context *ctx);
 int hpl__kernel_create_locked(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kernel **out);
 
 

@@ -29,6 +29,7 @@ typedef struct hpl__subkernel {
     hpl__device *device;
     hpl__variant *variant;
     const char *kernel_name; /* for messages */
+    const hpl_arg *args;     /* NULL: the eval's; else its own (a plan's runner) */
     uint64_t global[3]; /* its domain */
     uint64_t offset[3]; /* where its domain starts in the whole eval's */
     uint32_t local[3];

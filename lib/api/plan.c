@@ -1,0 +1,498 @@
+/* Execution plans (hplvk.h chapter 7c): making them, and hpl_plan_eval,
+ * which runs the plan's distribution, or first searches for one (the
+ * searches of lib/base/balance.h: every candidate a real, timed run of the
+ * eval), or re-solves it every eval (ADAPTIVE), or hands the eval out in
+ * packages (plan_packages.c). */
+#include "plan.h"
+
+#include "events.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const balance_names[] = {"NONE",     "EXHAUSTIVE", "SINGLE_STEP", "ITERATIVE",
+                                            "ADAPTIVE", "DYNAMIC",    "HGUIDED",     "AUTO_TUNE"};
+
+const char *hpl_balance_name(hpl_balance balance)
+{
+    return (unsigned)balance < HPL__ARRAY_LEN(balance_names) ? balance_names[balance] : "?";
+}
+
+static bool is_search(hpl_balance b)
+{
+    return b == HPL_BALANCE_EXHAUSTIVE || b == HPL_BALANCE_SINGLE_STEP || b == HPL_BALANCE_ITERATIVE;
+}
+
+static bool is_package(hpl_balance b)
+{
+    return b == HPL_BALANCE_DYNAMIC || b == HPL_BALANCE_HGUIDED || b == HPL_BALANCE_AUTO_TUNE;
+}
+
+static hpl__balance_kind balance_kind(hpl_balance b)
+{
+    return b == HPL_BALANCE_EXHAUSTIVE    ? HPL__BALANCE_EXHAUSTIVE
+           : b == HPL_BALANCE_SINGLE_STEP ? HPL__BALANCE_SINGLE_STEP
+           : b == HPL_BALANCE_ITERATIVE   ? HPL__BALANCE_ITERATIVE
+                                          : HPL__BALANCE_ADAPTIVE;
+}
+
+static void equal_shares(hpl_plan *plan)
+{
+    for (int i = 0; i < plan->device_count; i++)
+        plan->shares[i] = 1.0 / plan->device_count;
+}
+
+/* Forgets what a search or ADAPTIVE learnt. */
+static int plan_restart(hpl_plan *plan)
+{
+    plan->searched = false;
+    if (is_search(plan->balance) || plan->balance == HPL_BALANCE_ADAPTIVE) {
+        equal_shares(plan);
+        return hpl__balance_init(&plan->search, balance_kind(plan->balance), plan->device_count, &plan->params);
+    }
+    return HPL_OK;
+}
+
+/* ---- making ------------------------------------------------------------- */
+
+static int devices_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *plan)
+{
+    if (desc->device_count == 0) {
+        plan->device_count = ctx->device_count;
+        for (int i = 0; i < ctx->device_count; i++)
+            plan->devices[i] = i;
+        return HPL_OK;
+    }
+    if (desc->device_count < 0 || desc->device_count > HPL_MAX_DEVICES)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "device_count is %d: give 1 to %d devices, or 0 for all",
+                         desc->device_count, HPL_MAX_DEVICES);
+    for (int i = 0; i < desc->device_count; i++) {
+        int d = desc->devices[i];
+        if (d < 0 || d >= ctx->device_count)
+            return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "devices[%d] is %d, which does not exist (the context has %d)",
+                             i, d, ctx->device_count);
+        for (int j = 0; j < i; j++)
+            if (desc->devices[j] == d)
+                return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "devices lists device %d twice (entries %d and %d)", d,
+                                 j, i);
+        plan->devices[i] = d;
+    }
+    plan->device_count = desc->device_count;
+    return HPL_OK;
+}
+
+static int shares_check(const hpl_plan_desc *desc, hpl_plan *plan)
+{
+    if (!desc->shares) {
+        equal_shares(plan);
+        return HPL_OK;
+    }
+    if (desc->balance != HPL_BALANCE_NONE && desc->balance != HPL_BALANCE_HGUIDED &&
+        desc->balance != HPL_BALANCE_AUTO_TUNE)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "shares and balance %s are both given: the balancer finds the shares",
+                         hpl_balance_name(desc->balance));
+    double sum = 0.0;
+    for (int i = 0; i < plan->device_count; i++) {
+        if (!isfinite(desc->shares[i]) || desc->shares[i] < 0.0)
+            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "shares[%d] is %g: give a finite share >= 0", i,
+                             desc->shares[i]);
+        sum += desc->shares[i];
+    }
+    if (!(sum > 0.0) || !isfinite(sum))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "shares give all %d devices 0: nothing would run",
+                         plan->device_count);
+    for (int i = 0; i < plan->device_count; i++)
+        plan->shares[i] = desc->shares[i] / sum;
+    return HPL_OK;
+}
+
+static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *plan)
+{
+    if ((unsigned)desc->balance >= HPL__ARRAY_LEN(balance_names))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "balance is %d, which is not an hpl_balance", (int)desc->balance);
+    plan->ctx = ctx;
+    plan->balance = desc->balance;
+    plan->params = (hpl__balance_params){.step = desc->step,
+                                         .reps = desc->reps,
+                                         .delta = desc->delta,
+                                         .threshold = desc->threshold,
+                                         .back_off = desc->back_off,
+                                         .max_iterations = desc->max_iterations};
+    plan->package = desc->package;
+    plan->time_transfers = desc->time_transfers;
+    plan->partitioner = desc->partitioner;
+    plan->user = desc->user;
+    int rc = devices_check(ctx, desc, plan);
+    if (rc == HPL_OK)
+        rc = shares_check(desc, plan);
+    if (rc == HPL_OK)
+        rc = plan_restart(plan);
+    plan->last.balance = plan->balance;
+    return rc;
+}
+
+static void plan_link(hpl_plan *plan)
+{
+    hpl_context *ctx = plan->ctx;
+    HPL__LOCK(ctx);
+    plan->next = ctx->plans;
+    ctx->plans = plan;
+    HPL__UNLOCK(ctx);
+}
+
+int hpl_plan_create(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan **out)
+{
+    static const hpl_plan_desc defaults = {0};
+    if (!ctx || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_create: %s is NULL", !ctx ? "ctx" : "out");
+    hpl_plan *plan = hpl__calloc(1, sizeof *plan);
+    if (!plan)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_plan_create: out of host memory");
+    int rc = plan_setup(ctx, desc ? desc : &defaults, plan);
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_plan_create");
+        hpl__free(plan);
+        return rc;
+    }
+    plan_link(plan);
+    *out = plan;
+    return HPL_OK;
+}
+
+int hpl_plan_copy(hpl_plan *plan, hpl_partitioner partitioner, void *user, hpl_plan **out)
+{
+    if (!plan || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_copy: %s is NULL", !plan ? "plan" : "out");
+    hpl_plan_desc desc = {.device_count = plan->device_count, .shares = plan->shares, .partitioner = partitioner,
+                          .user = user};
+    memcpy(desc.devices, plan->devices, sizeof desc.devices);
+    return hpl_plan_create(plan->ctx, &desc, out);
+}
+
+static void plan_free(hpl_plan *plan)
+{
+    hpl__free(plan->subkernels);
+    hpl__free(plan);
+}
+
+void hpl_plan_destroy(hpl_plan *plan)
+{
+    if (!plan)
+        return;
+    hpl_context *ctx = plan->ctx;
+    HPL__LOCK(ctx);
+    for (hpl_plan **p = &ctx->plans; *p; p = &(*p)->next)
+        if (*p == plan) {
+            *p = plan->next;
+            break;
+        }
+    HPL__UNLOCK(ctx);
+    plan_free(plan);
+}
+
+void hpl__plans_destroy_all(hpl_context *ctx)
+{
+    while (ctx->plans) {
+        hpl_plan *p = ctx->plans;
+        ctx->plans = p->next;
+        plan_free(p);
+    }
+}
+
+int hpl_plan_reset(hpl_plan *plan)
+{
+    if (!plan)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_reset: plan is NULL");
+    return plan_restart(plan);
+}
+
+/* ---- describing ------------------------------------------------------------ */
+
+int hpl_plan_get_info(hpl_plan *plan, hpl_plan_info *out)
+{
+    if (!plan || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_get_info: %s is NULL", !plan ? "plan" : "out");
+    *out = plan->last;
+    out->balance = plan->balance;
+    out->device_count = plan->device_count;
+    memcpy(out->devices, plan->devices, sizeof out->devices);
+    memcpy(out->shares, plan->shares, sizeof out->shares);
+    out->searched = plan->searched;
+    const hpl__balance_stats *st = &plan->search.stats;
+    bool balanced = is_search(plan->balance) || plan->balance == HPL_BALANCE_ADAPTIVE;
+    out->distributions = balanced ? st->distributions : 0;
+    out->runs = balanced ? st->timings : 0;
+    out->iterations = balanced ? st->solves : 0;
+    return HPL_OK;
+}
+
+static int append(char *buf, size_t size, int n, const char *fmt, ...) HPL__PRINTF(4, 5);
+static int append(char *buf, size_t size, int n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t at = (size_t)n < size ? (size_t)n : size;
+    int m = vsnprintf(buf ? buf + at : NULL, size - at, fmt, ap);
+    va_end(ap);
+    return m < 0 ? n : n + m;
+}
+
+int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
+{
+    if (!plan || (!buf && size))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_describe: %s is NULL", !plan ? "plan" : "buf");
+    hpl_plan_info in;
+    hpl_plan_get_info(plan, &in);
+    int n = append(buf, size, 0, "plan %s:", hpl_balance_name(in.balance));
+    for (int i = 0; i < in.device_count; i++) {
+        n = append(buf, size, n, " device %d %.4f", in.devices[i], in.shares[i]);
+        if (in.seconds[i] > 0.0)
+            n = append(buf, size, n, " (%.3f ms)", in.seconds[i] * 1e3);
+        if (in.packages[i])
+            n = append(buf, size, n, " (%d packages)", in.packages[i]);
+    }
+    if (is_search(in.balance) || in.balance == HPL_BALANCE_ADAPTIVE) {
+        n = append(buf, size, n, "; ");
+        char line[512];
+        hpl__balance_describe(&plan->search, line, sizeof line);
+        n = append(buf, size, n, "%s", line);
+    }
+    return n;
+}
+
+/* ---- arguments a search must give back -------------------------------------- */
+
+/* Copies of the arguments the kernel reads and writes, taken before the
+ * first run of a search and put back before each later one: every run then
+ * starts from the eval's inputs, and the last one's result is the eval's. */
+typedef struct plan_saves {
+    int count;
+    hpl_array arg[HPL__MAX_ARGS], copy[HPL__MAX_ARGS];
+} plan_saves;
+
+static void saves_free(hpl_context *ctx, plan_saves *s)
+{
+    for (int i = 0; i < s->count; i++)
+        hpl_array_destroy(ctx, s->copy[i]);
+    s->count = 0;
+}
+
+static int save_one(hpl_context *ctx, hpl_array arg, plan_saves *s)
+{
+    hpl_array_info info;
+    int rc = hpl_array_get_info(ctx, arg, &info);
+    hpl_array_desc desc = {.type = info.type, .name = "plan save"};
+    for (int d = 0; d < info.ndims; d++)
+        desc.dims[d] = info.dims[d];
+    hpl_array copy;
+    if (rc == HPL_OK)
+        rc = hpl_array_create(ctx, &desc, &copy);
+    if (rc != HPL_OK)
+        return rc;
+    s->arg[s->count] = arg;
+    s->copy[s->count++] = copy;
+    return hpl_array_assign(ctx, copy, arg, HPL_ON_HOST);
+}
+
+static int saves_take(hpl_plan *plan, const hpl_arg *args, size_t nargs, plan_saves *s)
+{
+    const hpl__reflection *r = &plan->kernel->variants[0].reflection;
+    s->count = 0;
+    int rc = HPL_OK;
+    for (size_t i = 0; rc == HPL_OK && i < nargs && (int)i < r->arg_count; i++)
+        if (args[i].kind == HPL_ARG_ARRAY && r->args[i].access == HPL_READ_WRITE)
+            rc = save_one(plan->ctx, args[i].value.array, s);
+    return rc;
+}
+
+static int saves_restore(hpl_context *ctx, const plan_saves *s)
+{
+    int rc = HPL_OK;
+    for (int i = 0; rc == HPL_OK && i < s->count; i++)
+        rc = hpl_array_assign(ctx, s->arg[i], s->copy[i], HPL_ON_HOST);
+    return rc;
+}
+
+/* ---- timed runs -------------------------------------------------------------- */
+
+/* time_transfers: every array argument starts the run on the host only (its
+ * device copies invalid), so the run's uploads are the ones it needs. */
+static int args_to_host(hpl_context *ctx, const hpl_arg *args, size_t nargs)
+{
+    int rc = HPL_OK;
+    void *p;
+    for (size_t i = 0; rc == HPL_OK && i < nargs; i++)
+        if (args[i].kind == HPL_ARG_ARRAY)
+            rc = hpl_array_access(ctx, args[i].value.array, HPL_READ_WRITE, &p);
+    return rc;
+}
+
+/* time_transfers: the run's results go back to the host. */
+static int written_to_host(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+{
+    const hpl__reflection *r = &plan->kernel->variants[0].reflection;
+    int rc = HPL_OK;
+    for (size_t i = 0; rc == HPL_OK && i < nargs && (int)i < r->arg_count; i++)
+        if (args[i].kind == HPL_ARG_ARRAY && (r->args[i].access & HPL_WRITE))
+            rc = hpl_array_prefetch(plan->ctx, args[i].value.array, HPL_ON_HOST);
+    return rc;
+}
+
+/* Runs `shares`, waits, and gives each device's time and the share of the
+ * rows it really ran. */
+static int run_timed(hpl_plan *plan, const hpl_arg *args, size_t nargs, const double *shares, double *seconds,
+                     double *ran)
+{
+    hpl_context *ctx = plan->ctx;
+    hpl__piece pieces[HPL__MAX_DEVICES];
+    int count = hpl__plan_pieces(plan, shares, pieces);
+    int rc = plan->time_transfers ? args_to_host(ctx, args, nargs) : HPL_OK;
+    if (rc != HPL_OK)
+        return rc;
+    HPL__LOCK(ctx);
+    uint64_t from = hpl__events_next_serial(ctx);
+    HPL__UNLOCK(ctx);
+    rc = hpl__plan_run(plan, args, nargs, pieces, count);
+    if (rc == HPL_OK && plan->time_transfers)
+        rc = written_to_host(plan, args, nargs);
+    if (rc == HPL_OK)
+        rc = hpl_finish(ctx);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__plan_times t;
+    hpl__plan_times_collect(plan, from, &t);
+    double n = (double)plan->geometry.whole[plan->geometry.dim];
+    for (int i = 0; i < plan->device_count; i++) {
+        seconds[i] = t.kernel[i] + (plan->time_transfers ? t.copy[i] : 0.0);
+        ran[i] = (double)plan->last.rows[i] / n;
+        plan->last.seconds[i] = plan->last.in_use[i] ? seconds[i] : 0.0;
+    }
+    return HPL_OK;
+}
+
+static void log_plan(hpl_plan *plan)
+{
+    char line[1024];
+    hpl_plan_describe(plan, line, sizeof line);
+    hpl__log(&plan->ctx->logger, HPL_LOG_INFO, "%s", line);
+}
+
+/* The first eval of a search: candidates until the balancer is done. */
+static int search(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+{
+    hpl_context *ctx = plan->ctx;
+    plan_saves saves = {0};
+    HPL__LOCK(ctx);
+    int rc = hpl__events_enable(ctx, true);
+    HPL__UNLOCK(ctx);
+    if (rc != HPL_OK)
+        return rc;
+    rc = saves_take(plan, args, nargs, &saves);
+    double shares[HPL__MAX_DEVICES], seconds[HPL__MAX_DEVICES], ran[HPL__MAX_DEVICES];
+    int runs = 0;
+    while (rc == HPL_OK && hpl__balance_next(&plan->search, shares)) {
+        rc = runs++ ? saves_restore(ctx, &saves) : HPL_OK;
+        if (rc == HPL_OK)
+            rc = run_timed(plan, args, nargs, shares, seconds, ran);
+        if (rc == HPL_OK)
+            hpl__balance_observe_run(&plan->search, ran, seconds);
+    }
+    if (rc == HPL_OK) {
+        hpl__balance_best(&plan->search, plan->shares);
+        plan->searched = true;
+        if (runs == 0) { /* one device: nothing to search, the eval still runs */
+            hpl__piece pieces[HPL__MAX_DEVICES];
+            rc = hpl__plan_run(plan, args, nargs, pieces, hpl__plan_pieces(plan, plan->shares, pieces));
+        }
+        log_plan(plan);
+    }
+    saves_free(ctx, &saves);
+    HPL__LOCK(ctx);
+    hpl__events_enable(ctx, false);
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+/* ADAPTIVE: each eval is one pass, timed; the next is solved from it. */
+static int adaptive(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+{
+    hpl_context *ctx = plan->ctx;
+    HPL__LOCK(ctx);
+    int rc = hpl__events_enable(ctx, true);
+    HPL__UNLOCK(ctx);
+    if (rc != HPL_OK)
+        return rc;
+    double shares[HPL__MAX_DEVICES], seconds[HPL__MAX_DEVICES], ran[HPL__MAX_DEVICES];
+    hpl__balance_next(&plan->search, shares);
+    rc = run_timed(plan, args, nargs, shares, seconds, ran);
+    if (rc == HPL_OK) {
+        hpl__balance_observe_run(&plan->search, ran, seconds);
+        hpl__balance_best(&plan->search, plan->shares);
+    }
+    HPL__LOCK(ctx);
+    hpl__events_enable(ctx, false);
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+static int run_shares(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+{
+    hpl__piece pieces[HPL__MAX_DEVICES];
+    int count = hpl__plan_pieces(plan, plan->shares, pieces);
+    for (int i = 0; i < plan->device_count; i++)
+        plan->last.seconds[i] = 0.0;
+    return hpl__plan_run(plan, args, nargs, pieces, count);
+}
+
+static int launch_check(const hpl_launch *launch)
+{
+    const char *field = launch->device ? "device"
+                        : launch->device_count ? "device_count"
+                        : launch->shares       ? "shares"
+                        : launch->domains      ? "domains"
+                                               : NULL;
+    if (field)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.%s is set: a plan eval takes its devices and shares from "
+                         "the plan (give launch.global and launch.local only)", field);
+    return HPL_OK;
+}
+
+static int plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+{
+    static const hpl_launch defaults = {0};
+    plan->launch = launch ? *launch : defaults;
+    int rc = launch_check(&plan->launch);
+    if (rc == HPL_OK && nargs && !args)
+        rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "args is NULL but nargs is %zu", nargs);
+    if (rc == HPL_OK) {
+        HPL__LOCK(plan->ctx);
+        rc = hpl__kernel_get(plan->ctx, kernel, &plan->kernel);
+        HPL__UNLOCK(plan->ctx);
+    }
+    if (rc == HPL_OK)
+        rc = hpl__plan_geometry_find(plan, args, nargs);
+    if (rc != HPL_OK)
+        return rc;
+    if (is_package(plan->balance))
+        return hpl__plan_packages(plan, args, nargs);
+    if (plan->balance == HPL_BALANCE_ADAPTIVE)
+        return adaptive(plan, args, nargs);
+    if (is_search(plan->balance) && !plan->searched)
+        return search(plan, args, nargs);
+    return run_shares(plan, args, nargs);
+}
+
+int hpl_plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+{
+    if (!plan)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_eval: plan is NULL");
+    plan->kernel = NULL;
+    int rc = plan_eval(plan, kernel, launch, args, nargs);
+    if (rc != HPL_OK) {
+        char prefix[128];
+        snprintf(prefix, sizeof prefix, "hpl_plan_eval(%s)", plan->kernel ? plan->kernel->name : "?");
+        hpl__error_prefix(prefix);
+    }
+    return rc;
+}

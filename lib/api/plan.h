@@ -1,0 +1,86 @@
+/* Execution plans (hplvk.h chapter 7c): the plan object (plan.c), running
+ * one distribution of an eval and timing it (plan_run.c), the searches
+ * that choose a distribution (plan.c, over lib/base/balance.h) and package
+ * schedules within one eval (plan_packages.c, over lib/base/schedule.h). */
+#ifndef HPL_PLAN_H
+#define HPL_PLAN_H
+
+#include "balance.h"
+#include "launch.h"
+
+/* One device's piece of an eval: rows [lo, hi) of the split dimension. */
+typedef struct hpl__piece {
+    int device; /* index into the plan's devices */
+    uint64_t lo, hi;
+} hpl__piece;
+
+/* An eval's geometry, found once per plan eval before anything runs. */
+typedef struct hpl__plan_geometry {
+    uint64_t whole[3]; /* the whole domain */
+    int dim;           /* the split dimension (annotations may choose it; a partitioner splits 0) */
+    uint64_t granule;  /* cuts of a distribution fall on multiples of it: launch.local[dim], else 1 */
+    uint32_t local[3]; /* the local size (the first device's): packages are whole work-groups */
+} hpl__plan_geometry;
+
+/* Per device time of one run: kernels, and copies that ran on it. */
+typedef struct hpl__plan_times {
+    double kernel[HPL__MAX_DEVICES];
+    double copy[HPL__MAX_DEVICES];
+} hpl__plan_times;
+
+#define HPL__RUNNER_MADE 16 /* subarrays one runner may make */
+
+struct hpl_runner {
+    hpl_plan *plan;
+    int device;          /* the context's device index */
+    uint64_t lo, hi;     /* its rows of the domain's dimension 0 */
+    hpl__subkernel *sub; /* where hpl_runner_run leaves the subkernel */
+    hpl_arg args[HPL__MAX_ARGS]; /* what it ran with (scalars are read at submission) */
+    bool ran;
+    int made_count;
+    hpl_array made[HPL__RUNNER_MADE]; /* subarrays it made, destroyed after the run */
+};
+
+struct hpl_plan {
+    hpl_context *ctx;
+    struct hpl_plan *next; /* the context's plans */
+    hpl_balance balance;
+    int device_count;
+    int devices[HPL__MAX_DEVICES];
+    double shares[HPL__MAX_DEVICES]; /* what the next eval runs */
+    hpl__balance_params params;
+    uint64_t package;
+    bool time_transfers;
+    hpl_partitioner partitioner;
+    void *user;
+    hpl__balance search; /* searches and ADAPTIVE */
+    bool searched;
+    /* The eval in progress (valid during hpl_plan_eval only). */
+    hpl__kernel *kernel;
+    hpl_launch launch;
+    hpl__plan_geometry geometry;
+    hpl__subkernel *subkernels; /* HPL__MAX_DEVICES, for partitioner runs */
+    hpl_runner runners[HPL__MAX_DEVICES];
+    /* The last eval, for hpl_plan_get_info. */
+    hpl_plan_info last;
+};
+
+/* ---- plan_run.c ------------------------------------------------------- */
+
+/* The eval's geometry (and a check of its arguments against the kernel). */
+int hpl__plan_geometry_find(hpl_plan *plan, const hpl_arg *args, size_t nargs);
+/* Runs the pieces (at most one per device) as one eval; lock not held. */
+int hpl__plan_run(hpl_plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count);
+/* The pieces of `shares` over the split dimension (empty ones left out). */
+int hpl__plan_pieces(const hpl_plan *plan, const double *shares, hpl__piece *pieces);
+/* Times of the completed events of serial >= from, per plan device. */
+void hpl__plan_times_collect(hpl_plan *plan, uint64_t from, hpl__plan_times *t);
+/* Records pieces in plan->last (ranges, rows, in_use). */
+void hpl__plan_note_pieces(hpl_plan *plan, const hpl__piece *pieces, int count);
+
+/* ---- plan_packages.c --------------------------------------------------- */
+
+/* One eval handed out in packages (DYNAMIC, HGUIDED, AUTO_TUNE). */
+int hpl__plan_packages(hpl_plan *plan, const hpl_arg *args, size_t nargs);
+
+#endif

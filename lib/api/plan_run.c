@@ -1,0 +1,305 @@
+/* Running one distribution of a plan eval: pieces of the split dimension,
+ * one per device, either through the annotations (an eval given the
+ * pieces) or through the user's partitioner and its runners, and reading
+ * back what each device spent on it from the event log. */
+#include "plan.h"
+
+#include "events.h"
+
+#include <string.h>
+
+/* ---- geometry ------------------------------------------------------------ */
+
+int hpl__plan_geometry_find(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+{
+    hpl_context *ctx = plan->ctx;
+    hpl_launch l = {.global = {plan->launch.global[0], plan->launch.global[1], plan->launch.global[2]},
+                    .local = {plan->launch.local[0], plan->launch.local[1], plan->launch.local[2]}};
+    if (plan->partitioner) {
+        l.device = plan->devices[0];
+    } else {
+        memcpy(l.devices, plan->devices, sizeof l.devices);
+        l.device_count = plan->device_count;
+    }
+    hpl__launch_plan lp = {0};
+    HPL__LOCK(ctx);
+    int rc = hpl__launch_plan_make(ctx, plan->kernel, &l, args, nargs, &lp);
+    if (rc == HPL_OK) {
+        hpl__plan_geometry *g = &plan->geometry;
+        memcpy(g->whole, lp.whole, sizeof g->whole);
+        g->dim = plan->partitioner ? 0 : lp.dim;
+        g->granule = l.local[g->dim] ? l.local[g->dim] : 1; /* cuts on work-groups only when asked (HPL) */
+        memcpy(g->local, lp.subkernels[0].local, sizeof g->local);
+    }
+    hpl__launch_plan_done(ctx, &lp);
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
+int hpl__plan_pieces(const hpl_plan *plan, const double *shares, hpl__piece *pieces)
+{
+    const hpl__plan_geometry *g = &plan->geometry;
+    uint64_t cuts[HPL__MAX_DEVICES + 1];
+    hpl__partition_cuts(g->whole[g->dim], plan->device_count, shares, g->granule, cuts);
+    int n = 0;
+    for (int i = 0; i < plan->device_count; i++)
+        if (cuts[i] < cuts[i + 1])
+            pieces[n++] = (hpl__piece){.device = i, .lo = cuts[i], .hi = cuts[i + 1]};
+    return n;
+}
+
+void hpl__plan_note_pieces(hpl_plan *plan, const hpl__piece *pieces, int count)
+{
+    hpl_plan_info *last = &plan->last;
+    const hpl__plan_geometry *g = &plan->geometry;
+    for (int i = 0; i < plan->device_count; i++) {
+        last->in_use[i] = false;
+        last->rows[i] = 0;
+        last->packages[i] = 0;
+        for (int d = 0; d < 3; d++)
+            last->ranges[i][d] = (hpl_range){1, 0};
+    }
+    for (int p = 0; p < count; p++) {
+        int i = pieces[p].device;
+        hpl_range *r = last->ranges[i];
+        for (int d = 0; d < 3; d++)
+            r[d] = (hpl_range){0, g->whole[d] - 1};
+        r[g->dim] = (hpl_range){pieces[p].lo, pieces[p].hi - 1};
+        last->in_use[i] = true;
+        last->rows[i] = pieces[p].hi - pieces[p].lo;
+    }
+}
+
+/* ---- by annotation --------------------------------------------------------- */
+
+static int run_annotated(hpl_plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
+{
+    hpl_launch l = {.global = {plan->launch.global[0], plan->launch.global[1], plan->launch.global[2]},
+                    .local = {plan->launch.local[0], plan->launch.local[1], plan->launch.local[2]},
+                    .device_count = plan->device_count};
+    memcpy(l.devices, plan->devices, sizeof l.devices);
+    hpl__part given[HPL__MAX_DEVICES] = {{0}};
+    for (int p = 0; p < count; p++)
+        given[pieces[p].device] = (hpl__part){.lo = pieces[p].lo, .hi = pieces[p].hi};
+    HPL__LOCK(plan->ctx);
+    int rc = hpl__eval_locked(plan->ctx, plan->kernel, &l, args, nargs, given);
+    HPL__UNLOCK(plan->ctx);
+    return rc;
+}
+
+/* ---- by partitioner ------------------------------------------------------- */
+
+/* Drops the subarrays the runners made (views: no data changes; their
+ * subkernels see their parents, not them). */
+static void runners_clean(hpl_plan *plan, int count)
+{
+    for (int i = 0; i < count; i++) {
+        hpl_runner *r = &plan->runners[i];
+        for (int m = 0; m < r->made_count; m++)
+            hpl_array_destroy(plan->ctx, r->made[m]);
+        r->made_count = 0;
+    }
+}
+
+static int run_partitioned(hpl_plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
+{
+    if (!plan->subkernels && !(plan->subkernels = hpl__calloc(HPL__MAX_DEVICES, sizeof *plan->subkernels)))
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    const uint64_t *whole = plan->geometry.whole;
+    int rc = HPL_OK, called = 0;
+    for (int p = 0; rc == HPL_OK && p < count; p++, called++) {
+        hpl_runner *r = &plan->runners[p];
+        *r = (hpl_runner){.plan = plan, .device = plan->devices[pieces[p].device], .lo = pieces[p].lo,
+                          .hi = pieces[p].hi, .sub = &plan->subkernels[p]};
+        hpl_range ranges[3];
+        for (int d = 0; d < 3; d++)
+            ranges[d] = (hpl_range){0, whole[d] - 1};
+        ranges[0] = (hpl_range){r->lo, r->hi - 1};
+        rc = plan->partitioner(r, ranges, args, nargs, plan->user);
+        if (rc == HPL_OK && !r->ran)
+            rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                           "the partitioner returned without calling hpl_runner_run for device %d (rows %llu..%llu)",
+                           r->device, (unsigned long long)r->lo, (unsigned long long)(r->hi - 1));
+        else if (rc > 0)
+            rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "the partitioner returned %d, which is not an hpl error code",
+                           rc);
+        else if (rc != HPL_OK)
+            hpl__error_prefix("the partitioner");
+    }
+    if (rc == HPL_OK) {
+        HPL__LOCK(plan->ctx);
+        rc = hpl__subkernels_run(plan->ctx, plan->subkernels, count, NULL, whole);
+        HPL__UNLOCK(plan->ctx);
+    }
+    runners_clean(plan, called);
+    return rc;
+}
+
+int hpl__plan_run(hpl_plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
+{
+    int rc = plan->partitioner ? run_partitioned(plan, args, nargs, pieces, count)
+                               : run_annotated(plan, args, nargs, pieces, count);
+    if (rc == HPL_OK)
+        hpl__plan_note_pieces(plan, pieces, count);
+    return rc;
+}
+
+/* ---- runners --------------------------------------------------------------- */
+
+/* The runner's subarrays are parts of their parents (chapter 7b): the
+ * kernel indexes them like the parent, sees their box, owns their owned
+ * box. */
+static void view_as_part(hpl__arg_view *v)
+{
+    hpl__array *sub = v->array;
+    hpl__arg_view_set(v, sub->parent);
+    v->is_part = true;
+    v->whole = v->at.box;
+    v->whole_owned = v->at.owned;
+    v->at.box = sub->box;
+    v->at.owned = sub->owned;
+}
+
+static bool made_by(const hpl_runner *r, hpl__handle id)
+{
+    for (int m = 0; m < r->made_count; m++)
+        if (r->made[m].id == id)
+            return true;
+    return false;
+}
+
+static int runner_run_locked(hpl_runner *r, const hpl_arg *args, size_t nargs)
+{
+    hpl_plan *plan = r->plan;
+    if (r->ran)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "called twice for device %d: a runner runs once", r->device);
+    if (nargs > HPL__MAX_ARGS)
+        return hpl__fail(HPL_ERROR_ARGUMENT_MISMATCH, "%zu arguments: a kernel takes at most %d", nargs,
+                         HPL__MAX_ARGS);
+    for (size_t i = 0; i < nargs; i++)
+        if (args[i].part.on)
+            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                             "argument %zu is annotated (hpl_part): in a partitioner, pass hpl_runner_subarray()s", i);
+    const uint64_t *whole = plan->geometry.whole;
+    hpl_launch l = {.global = {whole[0], whole[1], whole[2]},
+                    .local = {plan->launch.local[0], plan->launch.local[1], plan->launch.local[2]},
+                    .device = r->device};
+    hpl__launch_plan lp = {0};
+    int rc = hpl__launch_plan_make(plan->ctx, plan->kernel, &l, args, nargs, &lp);
+    if (rc == HPL_OK) {
+        hpl__subkernel *s = &lp.subkernels[0];
+        for (size_t i = 0; i < nargs; i++)
+            if (args[i].kind == HPL_ARG_ARRAY && made_by(r, args[i].value.array.id))
+                view_as_part(&s->views[i]);
+        s->offset[0] = r->lo;
+        s->global[0] = r->hi - r->lo;
+        memcpy(r->args, args, nargs * sizeof *args);
+        s->args = r->args;
+        memcpy(r->sub, s, sizeof *s);
+        r->ran = true;
+    }
+    hpl__launch_plan_done(plan->ctx, &lp);
+    return rc;
+}
+
+int hpl_runner_run(hpl_runner *r, const hpl_arg *args, size_t nargs)
+{
+    if (!r || (nargs && !args))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_runner_run: %s is NULL", !r ? "runner" : "args");
+    HPL__LOCK(r->plan->ctx);
+    int rc = runner_run_locked(r, args, nargs);
+    if (rc != HPL_OK)
+        hpl__error_prefix("hpl_runner_run");
+    HPL__UNLOCK(r->plan->ctx);
+    return rc;
+}
+
+/* Owned: the box's rows inside the runner's, within the parent's own
+ * owned box; none (an empty box at its corner) when they miss. */
+static hpl__box owned_rows(const hpl_runner *r, const hpl__array *parent, const hpl__box *box)
+{
+    hpl__box rows = *box, owned;
+    rows.lo[0] = HPL__MAX(box->lo[0], parent->box.lo[0] + r->lo);
+    rows.hi[0] = HPL__MIN(box->hi[0], parent->box.lo[0] + r->hi);
+    if (rows.lo[0] < rows.hi[0] && hpl__box_intersect(&rows, &parent->owned, &owned))
+        return owned;
+    return (hpl__box){.lo = {box->lo[0], box->lo[1], box->lo[2]}, .hi = {box->lo[0], box->lo[1], box->lo[2]}};
+}
+
+static int runner_subarray_locked(hpl_runner *r, hpl_array parent_handle, int nranges, const hpl_range *ranges,
+                                  hpl_array *out)
+{
+    hpl_context *ctx = r->plan->ctx;
+    hpl__array *parent = NULL;
+    int rc = hpl__array_get(ctx, parent_handle, &parent);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__box box;
+    rc = hpl__box_of_ranges(parent, nranges, ranges, &box);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__box owned = owned_rows(r, parent, &box);
+    uint32_t children = parent->child_count;
+    hpl__array *s = NULL;
+    rc = hpl__subarray_make(ctx, parent, &box, &owned, &s);
+    if (rc != HPL_OK)
+        return rc;
+    out->id = s->id;
+    if (parent->child_count > children && r->made_count < HPL__RUNNER_MADE)
+        r->made[r->made_count++] = *out; /* new: ours to drop after the run */
+    else if (!made_by(r, s->id))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                         "'%s' already has a subarray with this box and owned box, or more than %d were asked for: "
+                         "a runner makes its own",
+                         parent->name, HPL__RUNNER_MADE);
+    return HPL_OK;
+}
+
+int hpl_runner_subarray(hpl_runner *r, hpl_array parent, int nranges, const hpl_range *ranges, hpl_array *out)
+{
+    if (!r || !ranges || !out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_runner_subarray: %s is NULL",
+                         !r ? "runner" : !ranges ? "ranges" : "out");
+    HPL__LOCK(r->plan->ctx);
+    int rc = runner_subarray_locked(r, parent, nranges, ranges, out);
+    if (rc != HPL_OK)
+        hpl__error_prefix("hpl_runner_subarray");
+    HPL__UNLOCK(r->plan->ctx);
+    return rc;
+}
+
+int hpl_runner_device(const hpl_runner *r)
+{
+    return r ? r->device : hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_runner_device: runner is NULL");
+}
+
+/* ---- times ------------------------------------------------------------------ */
+
+typedef struct times_walk {
+    const hpl_plan *plan;
+    hpl__plan_times *t;
+} times_walk;
+
+static void add_event(void *user, const hpl__event *e, uint64_t begin_ns, uint64_t end_ns)
+{
+    times_walk *w = user;
+    for (int i = 0; i < w->plan->device_count; i++) {
+        if (w->plan->devices[i] != e->device)
+            continue;
+        double s = end_ns > begin_ns ? (double)(end_ns - begin_ns) * 1e-9 : 0.0;
+        if (e->kind == HPL__EVENT_KERNEL)
+            w->t->kernel[i] += s;
+        else if (e->kind == HPL__EVENT_COPY)
+            w->t->copy[i] += s;
+    }
+}
+
+void hpl__plan_times_collect(hpl_plan *plan, uint64_t from, hpl__plan_times *t)
+{
+    memset(t, 0, sizeof *t);
+    times_walk w = {plan, t};
+    HPL__LOCK(plan->ctx);
+    hpl__events_poll(plan->ctx);
+    hpl__events_each(plan->ctx, from, add_event, &w);
+    HPL__UNLOCK(plan->ctx);
+}

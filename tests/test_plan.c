@@ -1,0 +1,347 @@
+/* Execution plans (hplvk.h chapter 7c) on three logical devices ("cpu:3";
+ * a GPU opened three times under TH_DEVICE_KIND): given shares through
+ * annotations and through a partitioner (fig. A.17's overlapping
+ * subarrays, with no exchange code), the searches (EXHAUSTIVE, SINGLE_STEP,
+ * ITERATIVE, kernel-only and with transfers), ADAPTIVE and the package
+ * balancers, each against a host computation; a read-write argument stays
+ * one eval's result however many runs a search made; copies, reset, info,
+ * description; bad plans and bad partitioners fail with errors that name
+ * the problem. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define N 1000
+
+/* 3-point stencil, fixed ends (mod 2^32). */
+static const char *stencil_src = "#include <hplvk.glsl>\n"
+                                 "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; uint n; };\n"
+                                 "void main() {\n"
+                                 "    uint i = hpl_global_id.x;\n"
+                                 "    uint l = i > 0u ? hpl_at(a, i - 1u) : 0u, r = i + 1u < n ? hpl_at(a, i + 1u) : 0u;\n"
+                                 "    hpl_at(b, i) = l + 2u * hpl_at(a, i) + r;\n"
+                                 "}\n";
+
+/* Read-write: x[i] = 3 x[i] + i + 1. Run twice it would differ. */
+static const char *bump_src = "#include <hplvk.glsl>\n"
+                              "hpl_args { hpl_inout(uint, 1) x; };\n"
+                              "void main() { uint i = hpl_global_id.x; hpl_at(x, i) = 3u * hpl_at(x, i) + i + 1u; }\n";
+
+static void host_stencil(const uint32_t *h, uint32_t *o)
+{
+    for (uint32_t i = 0; i < N; i++)
+        o[i] = (i ? h[i - 1] : 0u) + 2u * h[i] + (i + 1 < N ? h[i + 1] : 0u);
+}
+
+static void fill_input(hpl_context *ctx, hpl_array a, uint32_t *host)
+{
+    uint32_t *pa = th_access(ctx, a, HPL_WRITE);
+    for (uint32_t i = 0; i < N; i++) {
+        host[i] = i * 2654435761u;
+        if (pa)
+            pa[i] = host[i];
+    }
+}
+
+static int count_wrong(hpl_context *ctx, hpl_array a, const uint32_t *want)
+{
+    const uint32_t *got = th_access(ctx, a, HPL_READ);
+    if (!got)
+        return N;
+    int bad = 0;
+    for (uint32_t i = 0; i < N; i++)
+        bad += got[i] != want[i];
+    return bad;
+}
+
+/* Each device reads its rows and one halo row each side, writes its rows. */
+static int stencil_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
+{
+    (void)user;
+    (void)nargs;
+    uint64_t lo = rg[0].first ? rg[0].first - 1 : 0, hi = rg[0].last + 1 < N ? rg[0].last + 1 : N - 1;
+    hpl_array in, out;
+    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({lo, hi}), &in);
+    if (rc == HPL_OK)
+        rc = hpl_runner_subarray(r, args[1].value.array, HPL_RANGES({lo, hi}), &out);
+    return rc == HPL_OK ? hpl_runner_run(r, HPL_ARGS(hpl_arr(in), hpl_arr(out), args[2])) : rc;
+}
+
+/* Steps of the stencil with the plan, against the host; `by` names it. */
+static void stencil_steps_in(hpl_context *ctx, hpl_plan *plan, const hpl_launch *launch, int steps, const char *by)
+{
+    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
+    static uint32_t host[2][N];
+    fill_input(ctx, a, host[0]);
+    hpl_plan_info info;
+    CHECK_OK(hpl_plan_get_info(plan, &info));
+    bool annotated = strstr(by, "partitioner") == NULL;
+    for (int s = 0; s < steps; s++) {
+        hpl_array in = s % 2 ? b : a, out = s % 2 ? a : b;
+        int rc = annotated ? hpl_plan_eval(plan, k, launch, HPL_ARGS(hpl_part1(in, 1), hpl_part1(out, 1), hpl_u32(N)))
+                           : hpl_plan_eval(plan, k, launch, HPL_ARGS(hpl_arr(in), hpl_arr(out), hpl_u32(N)));
+        if (!CHECK_OK(rc))
+            break;
+        host_stencil(host[s % 2], host[1 - s % 2]);
+    }
+    int bad = count_wrong(ctx, steps % 2 ? b : a, host[steps % 2]);
+    CHECK(bad == 0, "%s: %d elements differ from the host after %d steps", by, bad, steps);
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
+static void stencil_steps(hpl_context *ctx, hpl_plan *plan, int steps, const char *by)
+{
+    stencil_steps_in(ctx, plan, NULL, steps, by);
+}
+
+/* The last eval's rows per device match the shares' cut. */
+static void check_rows(hpl_plan *plan, const uint64_t *rows, const char *what)
+{
+    hpl_plan_info info;
+    if (!CHECK_OK(hpl_plan_get_info(plan, &info)))
+        return;
+    uint64_t at = 0;
+    for (int i = 0; i < info.device_count; i++) {
+        CHECK(info.rows[i] == rows[i] && info.in_use[i] == (rows[i] > 0), "%s: device %d ran %llu rows, expected %llu",
+              what, i, (unsigned long long)info.rows[i], (unsigned long long)rows[i]);
+        if (rows[i])
+            CHECK(info.ranges[i][0].first == at && info.ranges[i][0].last == at + rows[i] - 1,
+                  "%s: device %d got rows %llu..%llu, expected %llu..%llu", what, i,
+                  (unsigned long long)info.ranges[i][0].first, (unsigned long long)info.ranges[i][0].last,
+                  (unsigned long long)at, (unsigned long long)(at + rows[i] - 1));
+        at += rows[i];
+    }
+}
+
+static void given_shares(hpl_context *ctx)
+{
+    hpl_plan *plan = NULL, *copy = NULL;
+    const double shares[3] = {5, 1, 2};
+    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.shares = shares}, &plan)))
+        return;
+    stencil_steps(ctx, plan, 9, "given shares 5:1:2, annotations");
+    check_rows(plan, (const uint64_t[]){625, 125, 250}, "given shares 5:1:2");
+    if (CHECK_OK(hpl_plan_copy(plan, stencil_parts, NULL, &copy))) {
+        stencil_steps(ctx, copy, 9, "given shares 5:1:2, partitioner (copied plan)");
+        check_rows(copy, (const uint64_t[]){625, 125, 250}, "copied plan");
+        hpl_plan_destroy(copy);
+    }
+    hpl_plan_destroy(plan);
+    /* A device given nothing runs nothing. */
+    if (CHECK_OK(hpl_plan_create(
+            ctx, &(hpl_plan_desc){.shares = (const double[]){0, 1, 1}, .partitioner = stencil_parts}, &plan))) {
+        stencil_steps(ctx, plan, 4, "given shares 0:1:1, partitioner");
+        check_rows(plan, (const uint64_t[]){0, 500, 500}, "shares 0:1:1");
+        char line[512];
+        int n = hpl_plan_describe(plan, line, sizeof line);
+        CHECK(n > 0 && strstr(line, "plan NONE") && strstr(line, "device 1 0.5000"), "describe: %s", line);
+        hpl_plan_destroy(plan);
+    }
+}
+
+/* The bump kernel with a plan that runs several times inside one eval:
+ * the result must be one bump's, then two. */
+static void read_write(hpl_context *ctx, hpl_balance balance, bool transfers)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s%s", hpl_balance_name(balance), transfers ? " with transfers" : "");
+    hpl_kernel k = th_kernel(ctx, bump_src);
+    hpl_array x = th_array(ctx, HPL_UINT32, N, 0, 0);
+    static uint32_t host[N];
+    fill_input(ctx, x, host);
+    hpl_plan *plan = NULL;
+    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = balance, .step = 0.25, .time_transfers = transfers},
+                                  &plan)))
+        return;
+    for (int e = 0; e < 2; e++) {
+        if (!CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(x, 0)))))
+            break;
+        for (uint32_t i = 0; i < N; i++)
+            host[i] = 3u * host[i] + i + 1u;
+        int bad = count_wrong(ctx, x, host);
+        CHECK(bad == 0, "%s: after eval %d, %d elements differ from %d bump(s) on the host", what, e + 1, bad, e + 1);
+    }
+    hpl_plan_info info;
+    CHECK_OK(hpl_plan_get_info(plan, &info));
+    double sum = 0;
+    for (int i = 0; i < info.device_count; i++)
+        sum += info.shares[i];
+    CHECK(fabs(sum - 1.0) < 1e-9, "%s: shares add up to %g", what, sum);
+    if (balance == HPL_BALANCE_ADAPTIVE) {
+        CHECK(info.iterations == 2 && !info.searched, "%s: %d passes", what, info.iterations);
+    } else {
+        /* EXHAUSTIVE: the 15 ways of 4 quarters over 3 devices, then the 1% grid around the best */
+        int least = balance == HPL_BALANCE_EXHAUSTIVE ? 15 : 1;
+        CHECK(info.searched && info.distributions >= least && (balance != HPL_BALANCE_SINGLE_STEP || info.distributions == 1),
+              "%s: searched %d, %d distributions timed", what, info.searched, info.distributions);
+        CHECK(info.runs == info.distributions * 2 || balance == HPL_BALANCE_ITERATIVE, "%s: %d runs", what, info.runs);
+        for (int i = 0; i < info.device_count; i++)
+            CHECK(!info.in_use[i] || isfinite(info.seconds[i]), "%s: time %g", what, info.seconds[i]);
+        CHECK_OK(hpl_plan_reset(plan));
+        CHECK_OK(hpl_plan_get_info(plan, &info));
+        CHECK(!info.searched && info.distributions == 0, "%s: reset left searched %d", what, info.searched);
+    }
+    hpl_plan_destroy(plan);
+    CHECK_OK(hpl_array_destroy(ctx, x));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
+static void packages(hpl_context *ctx, hpl_balance balance)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s, annotations", hpl_balance_name(balance));
+    hpl_plan *plan = NULL;
+    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = balance, .package = 100}, &plan)))
+        return;
+    stencil_steps_in(ctx, plan, &(hpl_launch){.local = {20}}, 5, what); /* packages of 5 work-groups */
+    hpl_plan_info info;
+    CHECK_OK(hpl_plan_get_info(plan, &info));
+    uint64_t rows = 0;
+    int packages = 0;
+    for (int i = 0; i < info.device_count; i++) {
+        rows += info.rows[i];
+        packages += info.packages[i];
+    }
+    CHECK(rows == N && packages >= 2, "%s: %llu rows in %d packages", what, (unsigned long long)rows, packages);
+    if (balance == HPL_BALANCE_DYNAMIC)
+        CHECK(packages == N / 100, "%s: %d packages of 100 rows, expected %d", what, packages, N / 100);
+    hpl_plan_destroy(plan);
+    snprintf(what, sizeof what, "%s, partitioner", hpl_balance_name(balance));
+    if (CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = balance, .partitioner = stencil_parts}, &plan))) {
+        stencil_steps(ctx, plan, 5, what);
+        hpl_plan_destroy(plan);
+    }
+}
+
+static void searches_stencil(hpl_context *ctx)
+{
+    const hpl_balance kinds[] = {HPL_BALANCE_SINGLE_STEP, HPL_BALANCE_ITERATIVE, HPL_BALANCE_ADAPTIVE};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        hpl_plan *plan = NULL;
+        char what[64];
+        snprintf(what, sizeof what, "%s, partitioner", hpl_balance_name(kinds[i]));
+        if (CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = kinds[i], .partitioner = stencil_parts}, &plan))) {
+            stencil_steps(ctx, plan, 6, what);
+            hpl_plan_destroy(plan);
+        }
+    }
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static int no_run(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
+{
+    (void)r, (void)rg, (void)args, (void)nargs, (void)user;
+    return HPL_OK;
+}
+
+static int run_twice(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
+{
+    (void)rg, (void)user;
+    int rc = hpl_runner_run(r, args, nargs);
+    return rc == HPL_OK ? hpl_runner_run(r, args, nargs) : rc;
+}
+
+static int run_annotated(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
+{
+    (void)rg, (void)nargs, (void)user;
+    return hpl_runner_run(r, HPL_ARGS(hpl_part1(args[0].value.array, 0), args[1], args[2]));
+}
+
+static int fails(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
+{
+    (void)r, (void)rg, (void)args, (void)nargs, (void)user;
+    return HPL_ERROR_OUT_OF_RANGE;
+}
+
+static void bad_plans(hpl_context *ctx)
+{
+    const struct {
+        hpl_plan_desc desc;
+        int rc;
+        const char *says;
+    } bad[] = {
+        {{.devices = {0, 7}, .device_count = 2}, HPL_ERROR_UNKNOWN_DEVICE, "devices[1] is 7"},
+        {{.devices = {1, 1}, .device_count = 2}, HPL_ERROR_INVALID_ARGUMENT, "device 1 twice"},
+        {{.device_count = -1}, HPL_ERROR_INVALID_ARGUMENT, "device_count is -1"},
+        {{.shares = (const double[]){1, NAN, 1}}, HPL_ERROR_INVALID_ARGUMENT, "shares[1]"},
+        {{.shares = (const double[]){0, 0, 0}}, HPL_ERROR_INVALID_ARGUMENT, "all 3 devices 0"},
+        {{.shares = (const double[]){1, 1, 1}, .balance = HPL_BALANCE_ITERATIVE}, HPL_ERROR_INVALID_ARGUMENT,
+         "balance ITERATIVE"},
+        {{.balance = (hpl_balance)99}, HPL_ERROR_INVALID_ARGUMENT, "balance is 99"},
+        {{.balance = HPL_BALANCE_EXHAUSTIVE, .step = 2}, HPL_ERROR_INVALID_ARGUMENT, "step"},
+        {{.balance = HPL_BALANCE_EXHAUSTIVE, .reps = -1}, HPL_ERROR_INVALID_ARGUMENT, "reps"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hpl_plan *plan = (hpl_plan *)&bad; /* must stay untouched */
+        int rc = hpl_plan_create(ctx, &bad[i].desc, &plan);
+        CHECK(rc == bad[i].rc && strstr(hpl_last_error(), bad[i].says) && plan == (hpl_plan *)&bad,
+              "bad plan %zu: %s (%s), expected %s naming '%s'", i, hpl_error_name(rc), hpl_last_error(),
+              hpl_error_name(bad[i].rc), bad[i].says);
+    }
+    CHECK_FAILS(hpl_plan_create(NULL, NULL, NULL), HPL_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    CHECK_FAILS(hpl_plan_eval(NULL, (hpl_kernel){0}, NULL, NULL, 0), HPL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+
+    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
+    static uint32_t host[N];
+    fill_input(ctx, a, host);
+    hpl_plan *plan = NULL;
+    if (CHECK_OK(hpl_plan_create(ctx, NULL, &plan))) {
+        CHECK_FAILS(hpl_plan_eval(plan, k, &(hpl_launch){.device = 1}, HPL_ARGS(hpl_part1(a, 1), hpl_part1(b, 1), hpl_u32(N))),
+                    HPL_ERROR_INVALID_ARGUMENT, "launch.device is set");
+        /* Without a partitioner, a written array must be annotated. */
+        CHECK_FAILS(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_u32(N))),
+                    HPL_ERROR_INVALID_ARGUMENT, "annotate it");
+        CHECK_FAILS(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(a, 1), hpl_part1(b, 1))),
+                    HPL_ERROR_ARGUMENT_MISMATCH, "takes 3 arguments");
+        hpl_plan_destroy(plan);
+    }
+    const struct {
+        hpl_partitioner fn;
+        int rc;
+        const char *says;
+    } parts[] = {
+        {no_run, HPL_ERROR_INVALID_ARGUMENT, "without calling hpl_runner_run"},
+        {run_twice, HPL_ERROR_INVALID_ARGUMENT, "called twice"},
+        {run_annotated, HPL_ERROR_INVALID_ARGUMENT, "annotated"},
+        {fails, HPL_ERROR_OUT_OF_RANGE, "partitioner"},
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.partitioner = parts[i].fn}, &plan)))
+            continue;
+        int rc = hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_u32(N)));
+        CHECK(rc == parts[i].rc && strstr(hpl_last_error(), parts[i].says), "bad partitioner %zu: %s (%s)", i,
+              hpl_error_name(rc), hpl_last_error());
+        hpl_plan_destroy(plan);
+    }
+    /* A plan left alive goes with its context (no leak under ASan). */
+    CHECK_OK(hpl_plan_create(ctx, NULL, &plan));
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
+int main(void)
+{
+    hpl_context *ctx = th_context("cpu:3");
+    given_shares(ctx);
+    const hpl_balance searches[] = {HPL_BALANCE_EXHAUSTIVE, HPL_BALANCE_SINGLE_STEP, HPL_BALANCE_ITERATIVE,
+                                    HPL_BALANCE_ADAPTIVE};
+    for (size_t i = 0; i < sizeof searches / sizeof searches[0]; i++) {
+        read_write(ctx, searches[i], false);
+        read_write(ctx, searches[i], true);
+    }
+    searches_stencil(ctx);
+    packages(ctx, HPL_BALANCE_DYNAMIC);
+    packages(ctx, HPL_BALANCE_HGUIDED);
+    packages(ctx, HPL_BALANCE_AUTO_TUNE);
+    bad_plans(ctx);
+    CHECK_OK(hpl_finish(ctx));
+    return th_finish(ctx);
+}
