@@ -968,7 +968,10 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * The searches (EXHAUSTIVE, SINGLE_STEP, ITERATIVE) run during the first
  * plan eval: every candidate is a real run of the eval, timed per device
  * with the device's timestamps, and later evals reuse the answer until
- * hpl_plan_reset. The result stays one eval's: arguments the kernel both
+ * hpl_plan_reset. When the answer gives one device 75% of the work or
+ * more, that device alone is timed too and kept if it is faster: the
+ * others' quarter can cost more than it saves (launches, halos), and a plan
+ * should never be slower than its best device alone. The result stays one eval's: arguments the kernel both
  * reads and writes are saved before the search and restored before each
  * run after the first. desc.time_transfers times each candidate with the
  * copies it needs, from data on the host (each candidate starts with its
@@ -1181,10 +1184,10 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *     ("host thread N"); process 2 + d is device d, named
  *     "device d (<device name>)", with its thread 1 "compute queue". Their
  *     names are "M" (metadata) events.
- *   - every kernel, copy and wait is an "X" (complete) event: "ts" and "dur"
- *     in microseconds (three decimals: nanoseconds) of the host's
- *     CLOCK_MONOTONIC, from otherData.origin_ns. "cat" is "kernel", "copy"
- *     or "wait". args.seq is the order in which the library recorded them;
+ *   - every kernel, copy, wait and plan search is an "X" (complete) event:
+ *     "ts" and "dur" in microseconds (three decimals: nanoseconds) of the
+ *     host's CLOCK_MONOTONIC, from otherData.origin_ns. "cat" is "kernel",
+ *     "copy", "wait" or "plan". args.seq is the order in which the library recorded them;
  *     device events also carry args.device, args.queue and args.value (the
  *     device timeline value of their submission).
  *   - kernels: "name" is the kernel's (hpl_kernel_source.name, else its
@@ -1205,6 +1208,9 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *     device" on the destination. Their bytes add up to what hpl_stats_get
  *     counts (plus assignments on zero-copy devices, which hpl_stats_get
  *     leaves out).
+ *   - plan searches ("cat" "plan", on the host thread that searched): from
+ *     the start of an execution plan's search to its end, args.description
+ *     the plan's hpl_plan_describe line (chapter 7c).
  *   - waits: when a host thread waited for device work (a host access, an
  *     array's destruction, hpl_finish, an eviction): args.points lists the
  *     {device, value} it waited for.

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define N 1000
@@ -191,6 +192,36 @@ static void read_write(hpl_context *ctx, hpl_balance balance, bool transfers)
     CHECK_OK(hpl_kernel_destroy(ctx, k));
 }
 
+/* A search in a trace: one "plan" event whose description is the plan's. */
+static void traced_search(hpl_context *ctx)
+{
+    char *dir = th_tmpdir("plan"), path[512];
+    snprintf(path, sizeof path, "%s/search.json", dir);
+    hpl_plan *plan = NULL;
+    if (CHECK_OK(hpl_trace_begin(ctx, path)) &&
+        CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_SINGLE_STEP}, &plan))) {
+        stencil_steps(ctx, plan, 2, "traced SINGLE_STEP");
+        CHECK_OK(hpl_trace_end(ctx));
+        char line[1024];
+        hpl_plan_describe(plan, line, sizeof line);
+        FILE *f = fopen(path, "rb");
+        static char text[1 << 22];
+        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        if (f)
+            fclose(f);
+        text[n] = 0;
+        const char *ev = strstr(text, "\"cat\":\"plan\"");
+        CHECK(ev && strstr(ev, "\"description\":\"plan SINGLE_STEP") && !strstr(ev + 1, "\"cat\":\"plan\""),
+              "the trace has no single plan event describing the search (%zu bytes)", n);
+        /* The search's own account (the times before it are the last eval's). */
+        const char *account = strchr(line, ';');
+        CHECK(account && strstr(text, account), "the trace's description differs from '%s'", line);
+        hpl_plan_destroy(plan);
+    }
+    th_rmtree(dir);
+    free(dir);
+}
+
 static void packages(hpl_context *ctx, hpl_balance balance)
 {
     char what[64];
@@ -338,6 +369,7 @@ int main(void)
         read_write(ctx, searches[i], true);
     }
     searches_stencil(ctx);
+    traced_search(ctx);
     packages(ctx, HPL_BALANCE_DYNAMIC);
     packages(ctx, HPL_BALANCE_HGUIDED);
     packages(ctx, HPL_BALANCE_AUTO_TUNE);

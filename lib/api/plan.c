@@ -47,6 +47,7 @@ static void equal_shares(hpl_plan *plan)
 static int plan_restart(hpl_plan *plan)
 {
     plan->searched = false;
+    plan->alone_checked = plan->alone_won = false;
     if (is_search(plan->balance) || plan->balance == HPL_BALANCE_ADAPTIVE) {
         equal_shares(plan);
         return hpl__balance_init(&plan->search, balance_kind(plan->balance), plan->device_count, &plan->params);
@@ -257,6 +258,8 @@ int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
         char line[512];
         hpl__balance_describe(&plan->search, line, sizeof line);
         n = append(buf, size, n, "%s", line);
+        if (plan->alone_checked)
+            n = append(buf, size, n, "; the largest device alone %s", plan->alone_won ? "was faster: it runs alone" : "was slower");
     }
     return n;
 }
@@ -371,11 +374,55 @@ static int run_timed(hpl_plan *plan, const hpl_arg *args, size_t nargs, const do
     return HPL_OK;
 }
 
-static void log_plan(hpl_plan *plan)
+/* The distribution that gives everything to the device with the largest
+ * share of `shares`, when that share is ALONE_CHECK or more (-1 when not):
+ * the others then add at most a quarter of the work, which the fixed costs
+ * of using a device (launches, halos, waiting for the slowest) can eat. */
+#define ALONE_CHECK 0.75
+static int alone_candidate(const hpl_plan *plan, const double *shares, double *alone)
 {
-    char line[1024];
-    hpl_plan_describe(plan, line, sizeof line);
-    hpl__log(&plan->ctx->logger, HPL_LOG_INFO, "%s", line);
+    int top = 0;
+    for (int i = 1; i < plan->device_count; i++)
+        top = shares[i] > shares[top] ? i : top;
+    if (shares[top] >= 1.0 || shares[top] < ALONE_CHECK)
+        return -1;
+    for (int i = 0; i < plan->device_count; i++)
+        alone[i] = i == top ? 1.0 : 0.0;
+    return top;
+}
+
+static double makespan(const hpl_plan *plan, const double *seconds)
+{
+    double m = 0.0;
+    for (int i = 0; i < plan->device_count; i++)
+        m = plan->last.in_use[i] && seconds[i] > m ? seconds[i] : m;
+    return m;
+}
+
+/* The balancer's answer against its largest device alone (never slower
+ * than the best device alone is what a user of a plan expects; the
+ * searches of the papers do not check it): the faster one, timed the same
+ * way (minimum over reps), is kept. */
+static int check_alone(hpl_plan *plan, const hpl_arg *args, size_t nargs, const plan_saves *saves)
+{
+    double alone[HPL__MAX_DEVICES], seconds[HPL__MAX_DEVICES], ran[HPL__MAX_DEVICES];
+    if (alone_candidate(plan, plan->shares, alone) < 0 || !plan->search.choice_timed)
+        return HPL_OK;
+    double best = INFINITY;
+    int rc = HPL_OK;
+    for (int r = 0; rc == HPL_OK && r < plan->search.p.reps; r++) {
+        rc = saves_restore(plan->ctx, saves);
+        if (rc == HPL_OK)
+            rc = run_timed(plan, args, nargs, alone, seconds, ran);
+        if (rc == HPL_OK && makespan(plan, seconds) < best)
+            best = makespan(plan, seconds);
+    }
+    plan->alone_checked = true;
+    if (rc == HPL_OK && best < plan->search.choice_makespan) {
+        memcpy(plan->shares, alone, sizeof alone);
+        plan->alone_won = true;
+    }
+    return rc;
 }
 
 /* The first eval of a search: candidates until the balancer is done. */
@@ -383,6 +430,7 @@ static int search(hpl_plan *plan, const hpl_arg *args, size_t nargs)
 {
     hpl_context *ctx = plan->ctx;
     plan_saves saves = {0};
+    uint64_t began = hpl__now_ns();
     HPL__LOCK(ctx);
     int rc = hpl__events_enable(ctx, true);
     HPL__UNLOCK(ctx);
@@ -400,12 +448,21 @@ static int search(hpl_plan *plan, const hpl_arg *args, size_t nargs)
     }
     if (rc == HPL_OK) {
         hpl__balance_best(&plan->search, plan->shares);
+        if (runs > 0)
+            rc = check_alone(plan, args, nargs, &saves);
+    }
+    if (rc == HPL_OK) {
         plan->searched = true;
         if (runs == 0) { /* one device: nothing to search, the eval still runs */
             hpl__piece pieces[HPL__MAX_DEVICES];
             rc = hpl__plan_run(plan, args, nargs, pieces, hpl__plan_pieces(plan, plan->shares, pieces));
         }
-        log_plan(plan);
+        char line[1024];
+        hpl_plan_describe(plan, line, sizeof line);
+        hpl__log(&ctx->logger, HPL_LOG_INFO, "%s", line);
+        HPL__LOCK(ctx);
+        hpl__events_plan(ctx, began, line);
+        HPL__UNLOCK(ctx);
     }
     saves_free(ctx, &saves);
     HPL__LOCK(ctx);

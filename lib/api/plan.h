@@ -55,6 +55,7 @@ struct hpl_plan {
     void *user;
     hpl__balance search; /* searches and ADAPTIVE */
     bool searched;
+    bool alone_checked, alone_won; /* the search's answer against its largest device alone */
     /* The eval in progress (valid during hpl_plan_eval only). */
     hpl__kernel *kernel;
     hpl_launch launch;

@@ -186,8 +186,8 @@ static void put_name(writer *w, const hpl__event *e)
         put_string(f, hpl__events_name(w->ctx, e->name));
         return;
     }
-    if (e->kind == HPL__EVENT_WAIT) {
-        fputs("\"wait\"", f);
+    if (e->kind == HPL__EVENT_WAIT || e->kind == HPL__EVENT_PLAN) {
+        fputs(e->kind == HPL__EVENT_WAIT ? "\"wait\"" : "\"plan search\"", f);
         return;
     }
     char name[96];
@@ -209,7 +209,7 @@ static void put_event(void *user, const hpl__event *e, uint64_t begin, uint64_t 
         end = HPL__MAX(end, begin);
         w->queue_end[q] = end;
     }
-    static const char *const cats[] = {"kernel", "copy", "wait"};
+    static const char *const cats[] = {"kernel", "copy", "wait", "plan"};
     fputs(w->any ? ",\n{\"name\":" : "\n{\"name\":", f);
     w->any = true;
     put_name(w, e);
@@ -227,8 +227,12 @@ static void put_event(void *user, const hpl__event *e, uint64_t begin, uint64_t 
         put_kernel_args(w, e);
     else if (e->kind == HPL__EVENT_COPY)
         put_copy_args(w, e);
-    else
+    else if (e->kind == HPL__EVENT_WAIT)
         put_wait_args(w, e);
+    else if (e->u.plan.text) {
+        fputs(",\"description\":", f);
+        put_string(f, e->u.plan.text);
+    }
     fputs("}}", f);
 }
 

@@ -115,6 +115,8 @@ static void event_free(hpl__event *e)
         hpl__free(e->u.copy.region);
     else if (e->kind == HPL__EVENT_WAIT)
         hpl__free(e->u.wait.points);
+    else if (e->kind == HPL__EVENT_PLAN)
+        hpl__free(e->u.plan.text);
 }
 
 void hpl__events_destroy(hpl_context *ctx)
@@ -341,6 +343,16 @@ void hpl__events_wait_(hpl_context *ctx, const hpl__point *points, int count, ui
         if (points[i].value)
             e->u.wait.points[e->u.wait.point_count++] = points[i];
     hpl__events_poll(ctx); /* what it waited for is done: host-timed events end now, not later */
+}
+
+void hpl__events_plan(hpl_context *ctx, uint64_t since, const char *text)
+{
+    hpl__event *e = ctx->events_on ? add(ctx, HPL__EVENT_PLAN, HPL__NO_DEVICE) : NULL;
+    if (!e)
+        return;
+    e->begin = since;
+    e->end = hpl__now_ns();
+    e->u.plan.text = hpl__strdup(text);
 }
 
 /* ---- completion -------------------------------------------------------------- */

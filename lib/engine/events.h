@@ -34,7 +34,8 @@
 struct hpl__subkernel;
 typedef struct hpl__events hpl__events;
 
-typedef enum hpl__event_kind { HPL__EVENT_KERNEL, HPL__EVENT_COPY, HPL__EVENT_WAIT } hpl__event_kind;
+/* PLAN: a plan's search ended (a host event spanning the search). */
+typedef enum hpl__event_kind { HPL__EVENT_KERNEL, HPL__EVENT_COPY, HPL__EVENT_WAIT, HPL__EVENT_PLAN } hpl__event_kind;
 
 typedef enum hpl__event_state {
     HPL__EVENT_RECORDED,  /* in commands not submitted yet */
@@ -96,6 +97,9 @@ typedef struct hpl__event {
             int point_count;
             hpl__point *points; /* what it waited for */
         } wait;
+        struct {
+            char *text; /* hpl_plan_describe's line */
+        } plan;
     } u;
 } hpl__event;
 
@@ -139,6 +143,9 @@ void hpl__events_copy_end_(hpl__device *d, VkCommandBuffer cb, const hpl__event 
 void hpl__events_submitted_(hpl__device *d, hpl__point at);
 void hpl__events_abandon_(hpl__device *d);
 void hpl__events_wait_(hpl_context *ctx, const hpl__point *points, int count, uint64_t since);
+/* A plan's search that began at host time `since` ended: text describes
+ * its answer (recorded while the log has a user). */
+void hpl__events_plan(hpl_context *ctx, uint64_t since, const char *text);
 
 /* Around the dispatches of subkernel s recorded into cb (whole: the eval's
  * domain). */
