@@ -968,10 +968,11 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * The searches (EXHAUSTIVE, SINGLE_STEP, ITERATIVE) run during the first
  * plan eval: every candidate is a real run of the eval, timed per device
  * with the device's timestamps, and later evals reuse the answer until
- * hpl_plan_reset. When the answer gives one device 75% of the work or
- * more, that device alone is timed too and kept if it is faster: the
- * others' quarter can cost more than it saves (launches, halos), and a plan
- * should never be slower than its best device alone. The result stays one eval's: arguments the kernel both
+ * hpl_plan_reset. Then the answer and its largest device alone are timed
+ * as the host sees them (launches, halos and waiting for the slowest
+ * device included, which the per-device times leave out), and the faster
+ * is kept: a plan is never slower than that device alone, even where the
+ * work is too small to be worth splitting. The result stays one eval's: arguments the kernel both
  * reads and writes are saved before the search and restored before each
  * run after the first. desc.time_transfers times each candidate with the
  * copies it needs, from data on the host (each candidate starts with its

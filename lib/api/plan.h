@@ -56,6 +56,7 @@ struct hpl_plan {
     hpl__balance search; /* searches and ADAPTIVE */
     bool searched;
     bool alone_checked, alone_won; /* the search's answer against its largest device alone */
+    double alone_ms, split_ms;     /* their host times */
     /* The eval in progress (valid during hpl_plan_eval only). */
     hpl__kernel *kernel;
     hpl_launch launch;
