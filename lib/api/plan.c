@@ -320,6 +320,16 @@ static int saves_restore(hpl_context *ctx, const plan_saves *s)
 
 /* ---- timed runs -------------------------------------------------------------- */
 
+/* Waits for all work (a timed run ends when its last device does). Errors
+ * that surfaced asynchronously stay for the user's hpl_finish. */
+static int plan_wait(hpl_context *ctx)
+{
+    HPL__LOCK(ctx);
+    int rc = hpl__wait_idle(ctx);
+    HPL__UNLOCK(ctx);
+    return rc;
+}
+
 /* time_transfers: every array argument starts the run on the host only (its
  * device copies invalid), so the run's uploads are the ones it needs. */
 static int args_to_host(hpl_context *ctx, const hpl_arg *args, size_t nargs)
@@ -361,7 +371,7 @@ static int run_timed(hpl_plan *plan, const hpl_arg *args, size_t nargs, const do
     if (rc == HPL_OK && plan->time_transfers)
         rc = written_to_host(plan, args, nargs);
     if (rc == HPL_OK)
-        rc = hpl_finish(ctx);
+        rc = plan_wait(ctx);
     if (rc != HPL_OK)
         return rc;
     hpl__plan_times t;
@@ -398,12 +408,12 @@ static int wall_time(hpl_plan *plan, const hpl_arg *args, size_t nargs, const pl
     for (int r = 0; rc == HPL_OK && r < 2; r++) {
         rc = saves_restore(plan->ctx, saves);
         if (rc == HPL_OK)
-            rc = hpl_finish(plan->ctx);
+            rc = plan_wait(plan->ctx);
         uint64_t t0 = hpl__now_ns();
         if (rc == HPL_OK)
             rc = hpl__plan_run(plan, args, nargs, pieces, count);
         if (rc == HPL_OK)
-            rc = hpl_finish(plan->ctx);
+            rc = plan_wait(plan->ctx);
         *ms = (double)(hpl__now_ns() - t0) * 1e-6;
     }
     return rc;
