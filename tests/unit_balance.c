@@ -420,8 +420,64 @@ typedef struct unbalanced_case {
     const char *name;
     int devices;
     double speed[3];
-    int claim; /* the brief's claim checked: 0 no, else at most this many distributions within 1.03x */
 } unbalanced_case;
+
+/* The target, checked on every case both ways round, exact and with noise:
+ * ITERATIVE within 1.03 times the 1% grid's best, in at most 5 distributions
+ * (the paper: 1 to 5 iterations, 2.8 on average). Three devices with noise
+ * reach 6: the speeds are fixed from the third timing on (one equation per
+ * timing) and the noise of the first timings errs them by several percent;
+ * a boundary on a step of the cost then takes one timing more (CPU+2GPU
+ * 1:4:16 at x = 60 and 80: the CPU overshoots onto the expensive rows, where
+ * 0.3% of the work is 10% of its time). */
+#define TARGET_RATIO 1.03
+#define TARGET_TRIES 5
+#define NOISY_3_TRIES 6
+#define EXTRA_SEEDS 10 /* more noise seeds per case and x: a looser check of robustness */
+
+/* ITERATIVE's results over a case: its answers over the grid's best and the
+ * distributions it timed (the equal split included). */
+typedef struct tally {
+    int runs, tries, max_tries, met, last_tries;
+    double ratio, worst, last_ratio;
+} tally;
+
+static void tally_add(tally *t, double ratio, int tries)
+{
+    t->runs++;
+    t->tries += tries;
+    t->max_tries = tries > t->max_tries ? tries : t->max_tries;
+    t->ratio += ratio;
+    t->worst = fmax(t->worst, ratio);
+    t->met += ratio <= TARGET_RATIO && tries <= TARGET_TRIES;
+    t->last_ratio = ratio;
+    t->last_tries = tries;
+}
+
+static void tally_print(const char *what, const tally *t)
+{
+    printf("    %-22s tries avg %.2f max %2d, ratio avg %.4f worst %.4f, on target %d of %d\n", what,
+           (double)t->tries / t->runs, t->max_tries, t->ratio / t->runs, t->worst, t->met, t->runs);
+}
+
+/* ITERATIVE to its end on s (noisy or not): its answer's noise-free makespan
+ * over the grid's best, and the distributions it timed in *tries. */
+static double run_iterative(sim *s, const grid_ref *g, const char *name, int x, int *tries)
+{
+    hpl__balance b;
+    double w[MAXD], noise = s->noise;
+    hpl__balance_init(&b, HPL__BALANCE_ITERATIVE, s->devices, NULL);
+    drive(&b, s, 1000);
+    hpl__balance_best(&b, w);
+    s->noise = 0;
+    double m = sim_makespan(s, w);
+    s->noise = noise;
+    *tries = b.stats.distributions;
+    EXPECT(b.finished && *tries <= b.p.max_iterations + 1 && b.stats.timings == 2 * *tries,
+           "%s x %d: %d distributions", name, x, *tries);
+    EXPECT(b.choice_timed && (noise > 0 || b.choice_makespan == m), "%s x %d", name, x);
+    return m / g->best;
+}
 
 static void check_iterative_linear(void)
 {
@@ -455,25 +511,105 @@ static void check_iterative_linear(void)
     EXPECT(b.stats.distributions == 1 && b.stats.converged, "equal devices: %d", b.stats.distributions);
 }
 
+/* The slow device first on the cost step, exactly: the CPU 10 times slower
+ * holds the cheap top half. The equal split times (2048, 205005); fig. 7
+ * then gives the CPU 99%, and it takes 490 times the GPU's time; the profile puts
+ * the step in the cost between the two (the cheap density continued from
+ * the left, the expensive one from the right), and the third distribution
+ * is the balanced split over rows: CPU 0.5 + 100.1 (1 - s) = 1001 (s - 0.5),
+ * s = 600.1 / 1101.1. */
+static void check_iterative_step(void)
+{
+    unbalanced_rows(50);
+    sim s = linear(2, (double[]){1, 10});
+    s.rows = ROWS;
+    s.prefix = unbalanced_prefix;
+    hpl__balance b;
+    hpl__balance_init(&b, HPL__BALANCE_ITERATIVE, 2, NULL);
+    double w[MAXD], ran[MAXD], t[MAXD], seen[3] = {0};
+    int n = 0;
+    while (hpl__balance_next(&b, w)) {
+        if (n % 2 == 0 && n / 2 < 3)
+            seen[n / 2] = w[0];
+        sim_run(&s, w, ran, t, false);
+        hpl__balance_observe_run(&b, ran, t);
+        n++;
+    }
+    EXPECT(seen[0] == 0.5 && fabs(seen[1] - 0.99) < 1e-3, "step: %g, %g", seen[0], seen[1]);
+    EXPECT(fabs(seen[2] - 600.1 / 1101.1) < 1.0 / ROWS, "step: third %.6f, balanced %.6f", seen[2], 600.1 / 1101.1);
+    EXPECT(b.stats.distributions == 3 && b.stats.converged, "step: %d distributions", b.stats.distributions);
+}
+
+/* Long searches keep the latest HPL__BALANCE_MAX_HISTORY timings. Times that
+ * do not depend on the shares (device i always takes i + 1 ms, give or take
+ * 10%) never balance; every proposal is still a distribution, and the
+ * search ends at its cap or when the model sees nothing to gain. */
+static void check_iterative_history(void)
+{
+    uint64_t rng = 5;
+    hpl__balance_params p = {.max_iterations = 60};
+    int longest = 0;
+    for (int d = 2; d <= 6; d++) {
+        hpl__balance b;
+        EXPECT(hpl__balance_init(&b, HPL__BALANCE_ITERATIVE, d, &p) == 0, "history");
+        double w[MAXD], t[MAXD];
+        bool ok = true;
+        int n = 0;
+        while (n < 1000 && hpl__balance_next(&b, w)) {
+            ok &= is_distribution(w, d);
+            for (int i = 0; i < d; i++)
+                t[i] = 1e-3 * (i + 1) * (0.9 + 0.2 * uniform01(&rng));
+            hpl__balance_observe(&b, t);
+            n++;
+        }
+        EXPECT(ok && b.finished && b.stats.distributions <= 61 && b.history <= HPL__BALANCE_MAX_HISTORY,
+               "%d devices: %d distributions, history %d", d, b.stats.distributions, b.history);
+        longest = b.stats.distributions > longest ? b.stats.distributions : longest;
+    }
+    EXPECT(longest > HPL__BALANCE_MAX_HISTORY, "no search outlived the history: %d", longest);
+}
+
+/* The 2% noise of the table, held to the target, then EXTRA_SEEDS more:
+ * each within 1.05 of the best and at most 4.5 distributions on average
+ * (balance is judged on noisy times: a few runs stop 3-5% off, a few more
+ * need 6 to 8 distributions). */
+static void unbalanced_noisy(sim *s, const grid_ref *g, const char *name, int x, tally *noisy, tally *extra)
+{
+    int n;
+    s->noise = 0.02;
+    s->rng = 1000 + (uint64_t)x;
+    double r = run_iterative(s, g, name, x, &n);
+    EXPECT(r <= TARGET_RATIO && n <= (s->devices == 3 ? NOISY_3_TRIES : TARGET_TRIES),
+           "%s x %d: noisy iterative %.4f of the best in %d distributions", name, x, r, n);
+    tally_add(noisy, r, n);
+    for (int seed = 1; seed <= EXTRA_SEEDS; seed++) {
+        s->rng = 1000 + (uint64_t)x + 7919 * (uint64_t)seed;
+        double re = run_iterative(s, g, name, x, &n);
+        EXPECT(re <= 1.05, "%s x %d seed %d: noisy iterative %.4f of the best", name, x, seed, re);
+        tally_add(extra, re, n);
+    }
+    s->noise = 0;
+}
+
 /* Fig. 13's experiment: ITERATIVE against the best of the 1% grid (the
  * paper's reference), SINGLE_STEP, EXHAUSTIVE at its defaults, the optimum
- * over rows. The paper's claim (near-optimal, 1 to 5 iterations) holds when
- * the fast device comes first and gets the cheap rows; with the slow device
- * first, the linear model swings between extremes and the relaxation
- * creeps: that is printed, and checked only against SINGLE_STEP. */
+ * over rows; both ways round (the slow device first holds the cheap top
+ * rows: the linear model alone swung between extremes there), two and
+ * three devices, exact and with 2% noise. */
 static void check_unbalanced(void)
 {
     const unbalanced_case cases[] = {
-        {"GPU+CPU 8:1", 2, {8, 1}, 5},       {"GPU+CPU 180:1", 2, {180, 1}, 5},
-        {"CPU+GPU 1:8", 2, {1, 8}, 0},       {"CPU+GPU 1:180", 2, {1, 180}, 0},
-        {"GPU+CPU+GPU 8:1:8", 3, {8, 1, 8}, 6}, {"CPU+2GPU 1:8:8", 3, {1, 8, 8}, 0},
-        {"CPU+2GPU 1:4:16", 3, {1, 4, 16}, 0},
+        {"GPU+CPU 8:1", 2, {8, 1}},          {"GPU+CPU 10:1", 2, {10, 1}},        {"GPU+CPU 180:1", 2, {180, 1}},
+        {"CPU+GPU 1:8", 2, {1, 8}},          {"CPU+GPU 1:10", 2, {1, 10}},        {"CPU+GPU 1:180", 2, {1, 180}},
+        {"2GPU+CPU 8:8:1", 3, {8, 8, 1}},    {"2GPU+CPU 16:4:1", 3, {16, 4, 1}},  {"GPU+CPU+GPU 8:1:8", 3, {8, 1, 8}},
+        {"CPU+2GPU 1:8:8", 3, {1, 8, 8}},    {"CPU+2GPU 1:4:16", 3, {1, 4, 16}},
     };
-    long tries = 0, runs = 0, claim_tries = 0, claim_runs = 0;
+    tally all = {0};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const unbalanced_case *uc = &cases[c];
+        tally exact = {0}, noisy = {0}, extra = {0};
         printf("unit_balance: unbalanced, %s, %d rows; makespans relative to the 1%% grid's best\n", uc->name, ROWS);
-        printf("   x%%   1%% grid best  rows opt  EXHAUSTIVE  ITERATIVE tries  noisy  SINGLE_STEP\n");
+        printf("   x%%   1%% grid best  rows opt  EXHAUSTIVE  ITERATIVE tries   noisy tries  SINGLE_STEP\n");
         for (int x = 0; x <= 100; x += 10) {
             unbalanced_rows(x);
             sim s = linear(uc->devices, uc->speed);
@@ -495,42 +631,27 @@ static void check_unbalanced(void)
             hpl__balance_best(&b, w);
             double single = sim_makespan(&s, w) / g.best;
 
-            hpl__balance_init(&b, HPL__BALANCE_ITERATIVE, uc->devices, NULL);
-            drive(&b, &s, 1000);
-            hpl__balance_best(&b, w);
-            double it = sim_makespan(&s, w) / g.best;
-            int n = b.stats.distributions;
-            EXPECT(b.finished && n <= b.p.max_iterations + 1 && b.stats.timings == 2 * n, "%s x %d: %d distributions",
-                   uc->name, x, n);
-            EXPECT(b.choice_timed && b.choice_makespan == sim_makespan(&s, w), "%s x %d", uc->name, x);
+            int n;
+            double it = run_iterative(&s, &g, uc->name, x, &n);
             /* It times SINGLE_STEP's answer second and keeps the fastest. */
             EXPECT(n == 1 || it <= single * (1 + 1e-12), "%s x %d: iterative %.4f, single step %.4f", uc->name, x, it,
                    single);
-            if (uc->claim) {
-                EXPECT(it <= 1.03 && n <= uc->claim, "%s x %d: iterative %.4f of the best in %d distributions",
-                       uc->name, x, it, n);
-                claim_tries += n;
-                claim_runs++;
-            }
-            tries += n;
-            runs++;
-
-            /* The same with 2% noise on every time. */
-            s.noise = 0.02;
-            s.rng = 1000 + (uint64_t)x;
-            hpl__balance_init(&b, HPL__BALANCE_ITERATIVE, uc->devices, NULL);
-            drive(&b, &s, 1000);
-            hpl__balance_best(&b, w);
-            s.noise = 0;
-            double noisy = sim_makespan(&s, w) / g.best;
-            EXPECT(!uc->claim || noisy <= 1.05, "%s x %d: noisy iterative %.4f of the best", uc->name, x, noisy);
-            printf("  %3d  %13.6g  %8.4f  %10.4f  %9.4f %5d  %5.4f  %11.4f\n", x, g.best, opt, ex, it, n, noisy,
-                   single);
+            EXPECT(it <= TARGET_RATIO && n <= TARGET_TRIES, "%s x %d: iterative %.4f of the best in %d distributions",
+                   uc->name, x, it, n);
+            tally_add(&exact, it, n);
+            tally_add(&all, it, n);
+            unbalanced_noisy(&s, &g, uc->name, x, &noisy, &extra);
+            printf("  %3d  %13.6g  %8.4f  %10.4f  %9.4f %5d  %6.4f %5d  %11.4f\n", x, g.best, opt, ex, it, n,
+                   noisy.last_ratio, noisy.last_tries, single);
         }
+        tally_print("exact:", &exact);
+        tally_print("2% noise:", &noisy);
+        tally_print("2% noise, more seeds:", &extra);
+        EXPECT((double)extra.tries / extra.runs <= 4.5, "%s: %.2f distributions on average over more seeds",
+               uc->name, (double)extra.tries / extra.runs);
     }
-    printf("unit_balance: ITERATIVE timed %.2f distributions on average (the equal split included) where the claim "
-           "is checked, %.2f over all cases\n",
-           (double)claim_tries / claim_runs, (double)tries / runs);
+    printf("unit_balance: ITERATIVE timed %.2f distributions on average (the equal split included), exact\n",
+           (double)all.tries / all.runs);
 }
 
 /* ---- ADAPTIVE ------------------------------------------------------------ */
@@ -824,6 +945,8 @@ int main(void)
     check_exhaustive();
     check_single_step();
     check_iterative_linear();
+    check_iterative_step();
+    check_iterative_history();
     check_unbalanced();
     check_adaptive();
     check_degenerate_times();
