@@ -267,18 +267,10 @@ static int devices_of(const hpl_context *ctx, const hpl_launch *launch, bool ann
  * 0. The split follows them. */
 static int shares_check(const double *shares, hpl__launch_plan *p)
 {
-    bool any = false;
-    for (int i = 0; i < p->device_count; i++) {
-        if (!isfinite(shares[i]) || shares[i] < 0.0)
-            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.shares[%d] is %g: give a finite share >= 0", i,
-                             shares[i]);
-        any = any || shares[i] > 0.0;
-    }
-    if (!any)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.shares gives all %d devices 0: nothing would run",
-                         p->device_count);
-    p->shares = shares;
-    return HPL_OK;
+    int rc = hpl__shares_check(shares, p->device_count, "launch.shares");
+    if (rc == HPL_OK)
+        p->shares = shares;
+    return rc;
 }
 
 static bool any_annotated(const hpl_arg *args, size_t nargs)

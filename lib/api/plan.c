@@ -93,16 +93,12 @@ static int shares_check(const hpl_plan_desc *desc, hpl_plan *plan)
         desc->balance != HPL_BALANCE_AUTO_TUNE)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "shares and balance %s are both given: the balancer finds the shares",
                          hpl_balance_name(desc->balance));
+    int rc = hpl__shares_check(desc->shares, plan->device_count, "shares");
+    if (rc != HPL_OK)
+        return rc;
     double sum = 0.0;
-    for (int i = 0; i < plan->device_count; i++) {
-        if (!isfinite(desc->shares[i]) || desc->shares[i] < 0.0)
-            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "shares[%d] is %g: give a finite share >= 0", i,
-                             desc->shares[i]);
+    for (int i = 0; i < plan->device_count; i++)
         sum += desc->shares[i];
-    }
-    if (!(sum > 0.0) || !isfinite(sum))
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "shares give all %d devices 0: nothing would run",
-                         plan->device_count);
     for (int i = 0; i < plan->device_count; i++)
         plan->shares[i] = desc->shares[i] / sum;
     return HPL_OK;

@@ -1,6 +1,8 @@
 /* Partition arithmetic. See partition.h. */
 #include "partition.h"
 
+#include "common.h"
+
 #include <math.h>
 #include <stddef.h>
 
@@ -101,4 +103,17 @@ void hpl__partition_cuts(uint64_t n, int devices, const double *shares, uint64_t
         end += got[i];
         cuts[i + 1] = end >= units ? n : end * granule;
     }
+}
+
+int hpl__shares_check(const double *shares, int count, const char *what)
+{
+    bool any = false;
+    for (int i = 0; i < count; i++) {
+        if (!isfinite(shares[i]) || shares[i] < 0.0)
+            return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s[%d] is %g: give a finite share >= 0", what, i, shares[i]);
+        any = any || shares[i] > 0.0;
+    }
+    if (!any)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s gives all %d devices 0: nothing would run", what, count);
+    return HPL_OK;
 }

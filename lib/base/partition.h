@@ -49,4 +49,8 @@ hpl__part hpl__part_make(uint64_t n, uint64_t lo, uint64_t hi, uint64_t overlap)
 void hpl__part_boxes(const hpl__box *whole, int dim, uint64_t lo, uint64_t hi, uint64_t overlap, hpl__box *owned,
                      hpl__box *halo);
 
+/* Shares given by a user (launch.shares, a plan's): each finite and >= 0,
+ * not all 0; errors name them as what[i]. */
+int hpl__shares_check(const double *shares, int count, const char *what);
+
 #endif
