@@ -358,6 +358,104 @@ static void bad_plans(hpl_context *ctx)
     CHECK_OK(hpl_kernel_destroy(ctx, k));
 }
 
+/* ---- a device far slower than the others ------------------------------- */
+
+/* The stencil, plus `spin` x 32 xorshift steps per element that leave the
+ * output alone (w starts odd, so never reaches 0; the compiler cannot know
+ * that, so the loop stays): the partitioner makes the plan's first device
+ * slow by giving it a large spin. Lavapipe stops any loop after 65535
+ * iterations in all, hence 32 steps per iteration rather than more of them. */
+static const char *slow_src = "#include <hplvk.glsl>\n"
+                              "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; uint n; uint spin; };\n"
+                              "#define STEP w ^= w << 13u; w ^= w >> 17u; w ^= w << 5u;\n"
+                              "#define STEP8 STEP STEP STEP STEP STEP STEP STEP STEP\n"
+                              "void main() {\n"
+                              "    uint i = hpl_global_id.x, w = hpl_at(a, i) | 1u;\n"
+                              "    for (uint k = 0u; k < spin; k++) { STEP8 STEP8 STEP8 STEP8 }\n"
+                              "    uint l = i > 0u ? hpl_at(a, i - 1u) : 0u, r = i + 1u < n ? hpl_at(a, i + 1u) : 0u;\n"
+                              "    hpl_at(b, i) = l + 2u * hpl_at(a, i) + r + uint(w == 0u);\n"
+                              "}\n";
+
+static int slow_first_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
+{
+    (void)nargs;
+    uint64_t lo = rg[0].first ? rg[0].first - 1 : 0, hi = rg[0].last + 1 < N ? rg[0].last + 1 : N - 1;
+    hpl_array in, out;
+    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({lo, hi}), &in);
+    if (rc == HPL_OK)
+        rc = hpl_runner_subarray(r, args[1].value.array, HPL_RANGES({lo, hi}), &out);
+    uint32_t spin = hpl_runner_device(r) == *(const int *)user ? 60000u : 0u; /* args[3]: a placeholder */
+    return rc == HPL_OK ? hpl_runner_run(r, HPL_ARGS(hpl_arr(in), hpl_arr(out), args[2], hpl_u32(spin))) : rc;
+}
+
+/* AUTO_TUNE with a device thousands of times slower than the others: the
+ * first eval learns the speeds (the slow device takes minimum packages
+ * while no other speed is known: logical Lavapipe devices take turns on the
+ * same cores, so the others may report late); from the next one on, the slow device takes no package (it would end
+ * after the others finished everything), and with a single other device
+ * the eval is that device's alone, in one piece. Outputs against the host
+ * throughout. */
+static void slow_device(hpl_context *ctx, int device_count)
+{
+    char what[96];
+    snprintf(what, sizeof what, "AUTO_TUNE, device 0 slow, %d devices", device_count);
+    hpl_kernel k = th_kernel(ctx, slow_src);
+    hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
+    static uint32_t host[2][N];
+    fill_input(ctx, a, host[0]);
+    int slow = 0;
+    hpl_plan_desc desc = {.balance = HPL_BALANCE_AUTO_TUNE, .device_count = device_count, .partitioner = slow_first_parts,
+                          .user = &slow};
+    for (int i = 0; i < device_count; i++)
+        desc.devices[i] = i;
+    hpl_plan *plan = NULL;
+    if (!CHECK_OK(hpl_plan_create(ctx, &desc, &plan)))
+        return;
+    /* Timings taken while the slow device runs beside the others are
+     * inflated (logical devices share the cores): it may take a package in
+     * a few more evals, but once out it stays out, and it is out at the end. */
+    const int steps = 8;
+    int out_since = -1;
+    for (int s = 0; s < steps; s++) {
+        hpl_array in = s % 2 ? b : a, out = s % 2 ? a : b;
+        if (!CHECK_OK(hpl_plan_eval(plan, k, &(hpl_launch){.local = {20}},
+                                    HPL_ARGS(hpl_arr(in), hpl_arr(out), hpl_u32(N), hpl_u32(0)))))
+            break;
+        host_stencil(host[s % 2], host[1 - s % 2]);
+        hpl_plan_info info;
+        CHECK_OK(hpl_plan_get_info(plan, &info));
+        uint64_t rows = 0;
+        int packages = 0;
+        for (int i = 0; i < info.device_count; i++) {
+            rows += info.rows[i];
+            packages += info.packages[i];
+        }
+        CHECK(rows == N, "%s, eval %d: %llu rows ran", what, s, (unsigned long long)rows);
+        if (info.in_use[0]) {
+            CHECK(out_since < 0, "%s, eval %d: the slow device is back (out since eval %d)", what, s, out_since);
+            continue;
+        }
+        out_since = out_since < 0 ? s : out_since;
+        if (device_count == 2)
+            CHECK(packages == 0 && info.rows[1] == N, "%s, eval %d: device 1 ran %llu rows in %d packages, not alone",
+                  what, s, (unsigned long long)info.rows[1], packages);
+    }
+    CHECK(out_since > 0 && out_since <= steps - 3, "%s: the slow device is out from eval %d of %d", what, out_since,
+          steps);
+    int bad = count_wrong(ctx, steps % 2 ? b : a, host[steps % 2]);
+    CHECK(bad == 0, "%s: %d elements differ from the host after %d steps", what, bad, steps);
+    /* Reset forgets the speeds: the slow device is probed again. */
+    CHECK_OK(hpl_plan_reset(plan));
+    CHECK_OK(hpl_plan_eval(plan, k, &(hpl_launch){.local = {20}}, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_u32(N), hpl_u32(0))));
+    hpl_plan_info info;
+    CHECK_OK(hpl_plan_get_info(plan, &info));
+    CHECK(info.packages[0] >= 1, "%s: after reset the slow device ran no package: its speed was not forgotten", what);
+    hpl_plan_destroy(plan);
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
 int main(void)
 {
     hpl_context *ctx = th_context("cpu:3");
@@ -373,6 +471,8 @@ int main(void)
     packages(ctx, HPL_BALANCE_DYNAMIC);
     packages(ctx, HPL_BALANCE_HGUIDED);
     packages(ctx, HPL_BALANCE_AUTO_TUNE);
+    slow_device(ctx, 2);
+    slow_device(ctx, 3);
     bad_plans(ctx);
     CHECK_OK(hpl_finish(ctx));
     return th_finish(ctx);

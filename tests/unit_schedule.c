@@ -40,6 +40,15 @@
  * device + 1). The sizes R uses are the ones actually taken, so the bound
  * holds under corrupted times too.
  *
+ * The options beyond the papers (speeds known before the eval, AUTO_TUNE's
+ * probe, the tail guard) have a simulation of their own (check_guard): every
+ * unit handed out once; a device's first probe package its minimum; with
+ * exact known speeds never slower than the fastest device alone by more
+ * than one package of its own, and without them by at most one minimum
+ * package more; a device 180x slower settled out before anything runs when
+ * its minimum package outlasts the whole work elsewhere; useful devices
+ * still used (1:8 within 10% of ideal).
+ *
  * Apart from the simulation: the minimum-package helper, init's refusals,
  * broken times (ignored or clamped, never a crash), sizes at the edges of
  * uint64_t and of doubles, and taking a package before the last is done. */
@@ -590,9 +599,149 @@ static void check_extremes(void)
     EXPECT(a == 25 && b == 18 && first == 25 && s.dev[0].pending == 43, "k 1: 25 then 18, both pending");
 }
 
+/* ---- speeds known before, probe, tail guard ------------------------------- */
+
+typedef struct guarded_run {
+    double makespan, biggest[MAXD]; /* biggest: the largest package of each device, in seconds */
+    uint64_t units[MAXD], packages[MAXD], first_package[MAXD], first_left[MAXD]; /* left: when it took it */
+    int settled;
+} guarded_run;
+
+/* Devices at exact speeds, each taking a package when free (at 0 in index
+ * order, then in completion order); a device that declines stays idle. */
+static guarded_run run_guarded(hpl__schedule_kind kind, int n, const double *speed, const double *nominal,
+                               const double *prior, const uint64_t *min, bool probe, uint64_t total)
+{
+    guarded_run r = {0};
+    hpl__schedule s;
+    hpl__schedule_device d[MAXD];
+    for (int j = 0; j < n; j++)
+        d[j] = (hpl__schedule_device){.power = nominal[j], .min_package = min[j], .speed = prior ? prior[j] : 0};
+    bool ok = hpl__schedule_init(&s, kind, total, n, d, &(hpl__schedule_params){.probe = probe, .tail_guard = true});
+    EXPECT(ok, "guarded init");
+    r.settled = hpl__schedule_settle(&s);
+    bool busy[MAXD] = {0};
+    double until[MAXD] = {0};
+    uint64_t count[MAXD] = {0}, next = 0;
+    for (int step = 0, j = 0; ok && step < 1000000; step++) {
+        uint64_t first, c;
+        if (j >= 0 && (r.settled < 0 || r.settled == j) && hpl__schedule_take(&s, j, &first, &c)) {
+            EXPECT(first == next && c >= 1, "guarded: [%llu +%llu) at %llu", ULL(first), ULL(c), ULL(next));
+            double t0 = busy[j] ? until[j] : r.makespan;
+            next += c;
+            if (!r.packages[j]++) {
+                r.first_package[j] = c;
+                r.first_left[j] = total - first;
+            }
+            r.units[j] += c;
+            r.biggest[j] = fmax(r.biggest[j], (double)c / speed[j]);
+            until[j] = t0 + (double)c / speed[j];
+            count[j] = c;
+            busy[j] = true;
+        }
+        if (step < n - 1) { /* everyone asks at 0 */
+            j = step + 1;
+            continue;
+        }
+        j = -1;
+        for (int i = 0; i < n; i++)
+            if (busy[i] && (j < 0 || until[i] < until[j]))
+                j = i;
+        if (j < 0)
+            break;
+        r.makespan = until[j];
+        busy[j] = false;
+        hpl__schedule_done(&s, j, count[j], (double)count[j] / speed[j]);
+    }
+    EXPECT(next == total, "guarded: handed out %llu of %llu", ULL(next), ULL(total));
+    return r;
+}
+
+static void check_guard_case(hpl__schedule_kind kind, int n, const double *speed, const uint64_t *min, bool known,
+                             uint64_t total)
+{
+    double fast = 0, equal[MAXD];
+    int f = 0;
+    for (int j = 0; j < n; j++) {
+        equal[j] = 1;
+        f = speed[j] > speed[f] ? j : f;
+        fast = fmax(fast, speed[j]);
+    }
+    /* Without known speeds AUTO_TUNE probes (no nominal powers); the
+     * others are given the true speeds as nominal powers. */
+    bool probe = !known && kind == HPL__SCHEDULE_AUTO_TUNE;
+    guarded_run r = run_guarded(kind, n, speed, probe ? equal : speed, known ? speed : NULL, min, probe, total);
+    /* Unknown speeds: each device's first package is a blind bet. */
+    double alone = (double)total / fast, tail = 0;
+    for (int j = 0; j < n; j++)
+        tail = fmax(tail, known ? 0 : (double)r.first_package[j] / speed[j]);
+    EXPECT(r.makespan <= (alone + r.biggest[f] + tail) * (1 + 1e-9),
+           "kind %d speeds %g:%g total %llu known %d: makespan %.4g, fastest alone %.4g", kind, speed[0], speed[1],
+           ULL(total), known, r.makespan, alone);
+    if (probe)
+        for (int j = 0; j < n; j++)
+            EXPECT(r.packages[j] == 0 || r.first_package[j] == (min[j] < r.first_left[j] ? min[j] : r.first_left[j]),
+                   "probe: device %d's first package %llu, its minimum %llu", j, ULL(r.first_package[j]),
+                   ULL(min[j]));
+    /* Settled out: a device whose minimum outlasts the rest's whole work. */
+    if (known && n == 2) {
+        int slow = 1 - f;
+        bool out = (double)min[slow] / speed[slow] >= (double)total / fast;
+        if (speed[slow] == fast && r.settled >= 0) /* a tie: either */
+            slow = 1 - r.settled, f = r.settled;
+        EXPECT(!out || (r.settled == f && r.packages[slow] == 0 && r.packages[f] == 1),
+               "total %llu: %g:%g should run the fastest alone in one package (settled %d, %llu packages)",
+               ULL(total), speed[0], speed[1], r.settled, ULL(r.packages[f]));
+    }
+}
+
+static void check_guard(void)
+{
+    static const double speeds[][4] = {{1, 1}, {1, 8}, {1, 180}, {180, 1}, {1, 180, 180}, {1, 2, 4}};
+    static const int counts[] = {2, 2, 2, 2, 3, 3};
+    static const uint64_t mins[][4] = {{1, 1, 1}, {4, 7, 7}, {16, 1, 5}};
+    for (int kind = HPL__SCHEDULE_DYNAMIC; kind <= HPL__SCHEDULE_AUTO_TUNE; kind++)
+        for (size_t sp = 0; sp < sizeof counts / sizeof counts[0]; sp++)
+            for (size_t m = 0; m < sizeof mins / sizeof mins[0]; m++)
+                for (uint64_t total = 1; total <= 3000; total += total < 200 ? 1 : 37)
+                    for (int known = 0; known < 2; known++)
+                        check_guard_case((hpl__schedule_kind)kind, counts[sp], speeds[sp], mins[m], known, total);
+    /* Useful devices stay useful: 1:8 and 1:2:4 near ideal. */
+    static const uint64_t min1[] = {1, 1, 1};
+    for (size_t sp = 1; sp < sizeof counts / sizeof counts[0]; sp += 4) {
+        double sum = 0;
+        for (int j = 0; j < counts[sp]; j++)
+            sum += speeds[sp][j];
+        guarded_run r = run_guarded(HPL__SCHEDULE_AUTO_TUNE, counts[sp], speeds[sp], speeds[sp], speeds[sp], min1,
+                                    false, 100000);
+        EXPECT(r.makespan <= 1.1 * 100000 / sum, "speeds %g:%g...: %.4g of ideal", speeds[sp][0], speeds[sp][1],
+               r.makespan / (100000 / sum));
+    }
+    /* A CPU 180x slower than two GPUs is settled out; the GPUs share. */
+    static const double three[] = {1, 180, 180};
+    static const uint64_t min3[] = {4, 7, 7};
+    guarded_run r = run_guarded(HPL__SCHEDULE_AUTO_TUNE, 3, three, three, three, min3, false, 128);
+    EXPECT(r.settled == -1 && r.packages[0] == 0 && r.packages[1] && r.packages[2], "1:180:180 at 128: settled %d",
+           r.settled);
+    /* Known speeds: AUTO_TUNE is measured from the start; broken ones are unknown. */
+    hpl__schedule s;
+    hpl__schedule_device d[3] = {{.power = 1, .speed = 2}, {.power = 1, .speed = 6}, {.power = 1, .speed = NAN}};
+    hpl__schedule_init(&s, HPL__SCHEDULE_AUTO_TUNE, 1000, 2, d, NULL);
+    EXPECT(hpl__schedule_measured(&s) && hpl__schedule_speed(&s, 1) == 6, "priors: measured from the start");
+    uint64_t first, c;
+    hpl__schedule_take(&s, 1, &first, &c);
+    EXPECT(c == 1000 * 6 / (2 * 2 * 8), "priors size the first package: %llu", ULL(c));
+    d[1].speed = -1;
+    hpl__schedule_init(&s, HPL__SCHEDULE_AUTO_TUNE, 1000, 3, d, NULL);
+    EXPECT(!hpl__schedule_measured(&s) && hpl__schedule_speed(&s, 1) == 0 && hpl__schedule_speed(&s, 2) == 0,
+           "negative and NaN priors are unknown");
+    EXPECT(hpl__schedule_settle(&s) == -1, "no tail_guard: settle does nothing");
+}
+
 int main(void)
 {
     check_min_package();
+    check_guard();
     check_init();
     check_times();
     check_extremes();

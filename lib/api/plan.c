@@ -48,6 +48,7 @@ static int plan_restart(hpl_plan *plan)
 {
     plan->searched = false;
     plan->alone_checked = plan->alone_won = false;
+    plan->package_units = 0; /* speeds forgotten */
     if (is_search(plan->balance) || plan->balance == HPL_BALANCE_ADAPTIVE) {
         equal_shares(plan);
         return hpl__balance_init(&plan->search, balance_kind(plan->balance), plan->device_count, &plan->params);
@@ -101,6 +102,7 @@ static int shares_check(const hpl_plan_desc *desc, hpl_plan *plan)
         sum += desc->shares[i];
     for (int i = 0; i < plan->device_count; i++)
         plan->shares[i] = desc->shares[i] / sum;
+    plan->shares_given = true;
     return HPL_OK;
 }
 
@@ -541,6 +543,7 @@ static int plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch
         HPL__LOCK(plan->ctx);
         rc = hpl__kernel_get(plan->ctx, kernel, &plan->kernel);
         HPL__UNLOCK(plan->ctx);
+        plan->kernel_id = kernel.id;
     }
     if (rc == HPL_OK)
         rc = hpl__plan_geometry_find(plan, args, nargs);

@@ -48,6 +48,7 @@ struct hpl_plan {
     int device_count;
     int devices[HPL__MAX_DEVICES];
     double shares[HPL__MAX_DEVICES]; /* what the next eval runs */
+    bool shares_given;               /* by the user (HGUIDED, AUTO_TUNE: nominal powers) */
     hpl__balance_params params;
     uint64_t package;
     bool time_transfers;
@@ -57,7 +58,12 @@ struct hpl_plan {
     bool searched;
     bool alone_checked, alone_won; /* the search's answer against its largest device alone */
     double alone_ms, split_ms;     /* their host times */
+    /* Package schemes: each device's speed (units per second) as the last
+     * eval of this kernel over this many units left it, for the next. */
+    double package_speed[HPL__MAX_DEVICES];
+    uint64_t package_kernel, package_units;
     /* The eval in progress (valid during hpl_plan_eval only). */
+    uint64_t kernel_id;
     hpl__kernel *kernel;
     hpl_launch launch;
     hpl__plan_geometry geometry;

@@ -6,7 +6,17 @@
  * the current one runs, so the device does not idle while the host reacts);
  * the host waits for whichever package ends first and gives that device
  * its next one. Package times are the device's own (its kernels and copies,
- * from the event log), which AUTO_TUNE turns into speeds. */
+ * from the event log), which AUTO_TUNE turns into speeds.
+ *
+ * Beyond the papers (schedule.h: speeds, probe, tail_guard): the speeds
+ * one eval measured start the next eval of the same kernel over the same
+ * units; a device declines a package it would still be running after the
+ * others finished everything; without nominal powers AUTO_TUNE probes
+ * with minimum packages; and when the known speeds leave one device worth
+ * running, the eval is that device's alone, run as a plain eval (no
+ * packages, no waiting), until hpl_plan_reset. So a CPU 180x slower than
+ * the GPU beside it costs one small package in the first eval, and
+ * nothing after. */
 #define _POSIX_C_SOURCE 199309L
 #include "plan.h"
 
@@ -73,16 +83,38 @@ static uint64_t min_package(const hpl_plan *plan, int i, uint64_t units)
     return hpl__schedule_min_package(cpu, core_units, 0, units);
 }
 
+/* Speeds learnt by an earlier eval hold for this one when it runs the same
+ * kernel over as many units. */
+static bool speeds_hold(const package_run *run)
+{
+    const hpl_plan *plan = run->plan;
+    return plan->package_units == run->units && plan->package_kernel == plan->kernel_id;
+}
+
+static void speeds_keep(package_run *run)
+{
+    hpl_plan *plan = run->plan;
+    for (int i = 0; i < plan->device_count; i++)
+        plan->package_speed[i] = hpl__schedule_speed(&run->schedule, i);
+    plan->package_units = run->units;
+    plan->package_kernel = plan->kernel_id;
+}
+
 static int schedule_start(package_run *run)
 {
     hpl_plan *plan = run->plan;
     const hpl__plan_geometry *g = &plan->geometry;
     run->rows_per_unit = g->local[g->dim] ? g->local[g->dim] : 1;
     run->units = (g->whole[g->dim] + run->rows_per_unit - 1) / run->rows_per_unit;
+    bool known = speeds_hold(run);
     hpl__schedule_device d[HPL__MAX_DEVICES];
     for (int i = 0; i < plan->device_count; i++)
-        d[i] = (hpl__schedule_device){.power = plan->shares[i], .min_package = min_package(plan, i, run->units)};
-    hpl__schedule_params p = {.package = (plan->package + run->rows_per_unit - 1) / run->rows_per_unit};
+        d[i] = (hpl__schedule_device){.power = plan->shares[i],
+                                      .min_package = min_package(plan, i, run->units),
+                                      .speed = known ? plan->package_speed[i] : 0};
+    hpl__schedule_params p = {.package = (plan->package + run->rows_per_unit - 1) / run->rows_per_unit,
+                              .probe = !plan->shares_given,
+                              .tail_guard = true};
     if (!hpl__schedule_init(&run->schedule, schedule_kind(plan->balance), run->units, plan->device_count, d, &p))
         return hpl__fail(HPL_ERROR_INTERNAL, "the package schedule refused its parameters");
     for (int i = 0; i < plan->device_count; i++)
@@ -207,20 +239,25 @@ static void note_run(package_run *run)
     }
 }
 
-int hpl__plan_packages(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+/* All the work on one device, as one plain eval: nothing to time or wait
+ * for (the speeds that chose it stay). */
+static int run_alone(package_run *run, int i)
 {
-    package_run *run = hpl__calloc(1, sizeof *run);
-    if (!run)
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    *run = (package_run){.plan = plan, .args = args, .nargs = nargs};
+    hpl_plan *plan = run->plan;
+    hpl__piece piece = {.device = i, .lo = 0, .hi = plan->geometry.whole[plan->geometry.dim]};
+    int rc = hpl__plan_run(plan, run->args, run->nargs, &piece, 1);
+    plan->last.seconds[i] = 0.0;
+    return rc;
+}
+
+static int run_packages(package_run *run)
+{
+    hpl_plan *plan = run->plan;
     HPL__LOCK(plan->ctx);
     int rc = hpl__events_enable(plan->ctx, true);
     HPL__UNLOCK(plan->ctx);
-    if (rc != HPL_OK) {
-        hpl__free(run);
+    if (rc != HPL_OK)
         return rc;
-    }
-    rc = schedule_start(run);
     for (bool any = true; rc == HPL_OK && any;) {
         for (int i = 0; rc == HPL_OK && i < plan->device_count; i++)
             for (bool launched = true; rc == HPL_OK && launched && run->queued[i] < QUEUE_DEPTH;)
@@ -233,9 +270,24 @@ int hpl__plan_packages(hpl_plan *plan, const hpl_arg *args, size_t nargs)
         if (wait_any(run, &any) != HPL_OK)
             break;
     note_run(run);
+    if (rc == HPL_OK)
+        speeds_keep(run);
     HPL__LOCK(plan->ctx);
     hpl__events_enable(plan->ctx, false);
     HPL__UNLOCK(plan->ctx);
+    return rc;
+}
+
+int hpl__plan_packages(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+{
+    package_run *run = hpl__calloc(1, sizeof *run);
+    if (!run)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    *run = (package_run){.plan = plan, .args = args, .nargs = nargs};
+    int rc = schedule_start(run);
+    int alone = rc == HPL_OK ? hpl__schedule_settle(&run->schedule) : -1;
+    if (rc == HPL_OK)
+        rc = alone >= 0 ? run_alone(run, alone) : run_packages(run);
     hpl__free(run);
     return rc;
 }

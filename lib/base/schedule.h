@@ -22,6 +22,29 @@
  * device with power 0 gets no package (the caller's way to leave out a
  * device with no usable speed).
  *
+ * Beyond the papers (all off by default, so the schemes above stay exactly
+ * the papers'; plans turn them on):
+ *   speeds      a device's speed may be known before the eval (units per
+ *               second measured by an earlier eval of the same work); it
+ *               counts as measured until this eval times the device.
+ *               AUTO_TUNE with every speed known sizes by them from the
+ *               first package.
+ *   probe       AUTO_TUNE without nominal powers (the caller has none):
+ *               until sized by measured speeds, every package is the
+ *               device's minimum, so a device far slower than the others
+ *               costs one small package to learn, not a nominal share.
+ *   tail_guard  a device whose speed is known does not take a package it
+ *               would still be running when the other devices would have
+ *               finished everything left without it (at their known
+ *               speeds; one not timed yet adds no speed, so in doubt the
+ *               device takes the package). The package shrinks to what
+ *               fits, down to its minimum (DYNAMIC's keep their size),
+ *               else the device is done for the eval (declined). A device
+ *               180x slower than a GPU then never holds up the end of an
+ *               eval by more than what it had already taken. And when a
+ *               single device is left to work, it takes all that remains
+ *               in one package.
+ *
  * Not thread-safe: one thread (the one that launches packages and collects
  * their completions) owns a schedule. */
 #ifndef HPL_SCHEDULE_H
@@ -41,11 +64,14 @@ typedef enum hpl__schedule_kind {
 typedef struct hpl__schedule_device {
     double power;         /* nominal relative speed: > 0, or 0 to leave the device out */
     uint64_t min_package; /* HGUIDED, AUTO_TUNE: smallest package but the last (0 = 1) */
+    double speed;         /* units per second known before the eval; 0 (or not finite) = unknown */
 } hpl__schedule_device;
 
 typedef struct hpl__schedule_params {
     uint64_t package; /* DYNAMIC: units per package; 0 = ceil(total / (8 N)) */
     unsigned k;       /* HGUIDED, AUTO_TUNE: the paper's k; 0 = 2 */
+    bool probe;       /* AUTO_TUNE: minimum packages until measured (no nominal powers) */
+    bool tail_guard;  /* devices decline packages that would end after the others' work */
 } hpl__schedule_params;
 
 typedef struct hpl__schedule_slot {
@@ -55,13 +81,16 @@ typedef struct hpl__schedule_slot {
     uint64_t pending; /* units taken and not yet done */
     uint64_t timed;   /* units done with a usable time */
     double seconds;   /* their time, each clamped (hpl__schedule_done) */
+    double prior;     /* speed known before the eval (> 0), else 0 */
+    bool declined;    /* tail_guard: takes nothing more this eval */
 } hpl__schedule_slot;
 
 typedef struct hpl__schedule {
     hpl__schedule_kind kind;
     int devices, taking_part; /* as passed; those with power > 0 (N) */
-    int timed_devices;        /* of those, how many have a usable time */
+    int known_devices;        /* of those, how many have a speed (timed, or a prior) */
     unsigned k;
+    bool probe, tail_guard;
     uint64_t total, next; /* [0, next) handed out */
     uint64_t package;     /* DYNAMIC */
     double nominal_sum;
@@ -103,6 +132,16 @@ uint64_t hpl__schedule_remaining(const hpl__schedule *s);
 
 /* Whether packages are now sized by measured speeds (AUTO_TUNE only). */
 bool hpl__schedule_measured(const hpl__schedule *s);
+
+/* The device's speed as best known: this eval's measured units per second,
+ * else the prior, else 0. What a caller keeps for the next eval. */
+double hpl__schedule_speed(const hpl__schedule *s, int device);
+
+/* tail_guard, before any package: declines every device that would decline
+ * even its minimum package at the start, slowest first. Returns the one
+ * device left when only one is (it is to run all the work, as one piece, so
+ * the caller may skip packages altogether), else -1. */
+int hpl__schedule_settle(hpl__schedule *s);
 
 /* The power that sizes `device`'s next package: nominal (scaled by a power
  * of two, so only ratios mean something), or its measured units per second
