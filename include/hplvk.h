@@ -964,7 +964,17 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *   AUTO_TUNE    HGUIDED that switches to the measured speeds once every
  *                device has finished a package; CPU packages of at least one
  *                work-group per core, GPU packages of at least 5% of the
- *                work or enough groups to fill it.
+ *                work or enough groups to fill it. Without desc.shares (no
+ *                nominal speeds) every package is its device's minimum
+ *                until the speeds are measured.
+ *   Beyond the papers, the package balancers learn across evals: the
+ *   speeds one eval measured start the next eval of the same kernel over
+ *   the same domain (until hpl_plan_reset), and a device does not take a
+ *   package it would still be running when the others (at their known
+ *   speeds) would have finished all that is left. A device far slower than
+ *   the rest (a CPU beside a GPU) then costs one small package in the first
+ *   eval; once the speeds say a single device is worth running, each eval
+ *   is that device's alone, run as a plain eval that returns at once.
  * The searches (EXHAUSTIVE, SINGLE_STEP, ITERATIVE) run during the first
  * plan eval: every candidate is a real run of the eval, timed per device
  * with the device's timestamps, and later evals reuse the answer until
@@ -981,8 +991,8 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * time; otherwise only the kernels are timed (data that stays on the
  * devices between evals). Package balancers move data per package, lazily,
  * as evals do. A plan eval with a balancer waits for its runs (plain plan
- * evals, and later evals of a finished search, return at once like
- * hpl_eval). */
+ * evals, later evals of a finished search, and package evals left to one
+ * device return at once like hpl_eval). */
 
 typedef struct hpl_plan hpl_plan;
 typedef struct hpl_runner hpl_runner;
