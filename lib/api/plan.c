@@ -68,17 +68,9 @@ static int devices_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_
     if (desc->device_count < 0 || desc->device_count > HPL_MAX_DEVICES)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "device_count is %d: give 1 to %d devices, or 0 for all",
                          desc->device_count, HPL_MAX_DEVICES);
-    for (int i = 0; i < desc->device_count; i++) {
-        int d = desc->devices[i];
-        if (d < 0 || d >= ctx->device_count)
-            return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "devices[%d] is %d, which does not exist (the context has %d)",
-                             i, d, ctx->device_count);
-        for (int j = 0; j < i; j++)
-            if (desc->devices[j] == d)
-                return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "devices lists device %d twice (entries %d and %d)", d,
-                                 j, i);
-        plan->devices[i] = d;
-    }
+    int rc = hpl__device_list_check(ctx, desc->devices, desc->device_count, "devices", plan->devices);
+    if (rc != HPL_OK)
+        return rc;
     plan->device_count = desc->device_count;
     return HPL_OK;
 }
