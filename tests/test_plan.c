@@ -30,6 +30,11 @@ static const char *bump_src = "#include <hplvk.glsl>\n"
                               "hpl_args { hpl_inout(uint, 1) x; };\n"
                               "void main() { uint i = hpl_global_id.x; hpl_at(x, i) = 3u * hpl_at(x, i) + i + 1u; }\n";
 
+/* Row by row, no halo: b[i] = 3 a[i] + i. */
+static const char *scale_src = "#include <hplvk.glsl>\n"
+                               "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; };\n"
+                               "void main() { uint i = hpl_global_id.x; hpl_at(b, i) = 3u * hpl_at(a, i) + i; }\n";
+
 static void host_stencil(const uint32_t *h, uint32_t *o)
 {
     for (uint32_t i = 0; i < N; i++)
@@ -263,6 +268,46 @@ static void searches_stencil(hpl_context *ctx)
     }
 }
 
+/* The scale kernel over `rows` rows with the plan, checked against the
+ * host; the search, if any, runs in the first eval. */
+static void scale_evals(hpl_context *ctx, hpl_plan *plan, uint32_t rows, int evals, const char *what)
+{
+    hpl_kernel k = th_kernel(ctx, scale_src);
+    hpl_array a = th_array(ctx, HPL_UINT32, rows, 0, 0), b = th_array(ctx, HPL_UINT32, rows, 0, 0);
+    uint32_t *pa = th_access(ctx, a, HPL_WRITE);
+    for (uint32_t i = 0; pa && i < rows; i++)
+        pa[i] = i * 2654435761u;
+    for (int e = 0; e < evals; e++)
+        CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(a, 0), hpl_part1(b, 0))));
+    const uint32_t *in = th_access(ctx, a, HPL_READ), *out = th_access(ctx, b, HPL_READ);
+    int bad = in && out ? 0 : (int)rows;
+    for (uint32_t i = 0; in && out && i < rows; i++)
+        bad += out[i] != 3u * in[i] + i;
+    CHECK(bad == 0, "%s: %d of %u elements differ from the host", what, bad, rows);
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
+/* EXHAUSTIVE on 2 rows over 3 devices: hundreds of distributions, 6 cuts
+ * (rows per device 2-0-0, 1-1-0, ...). A cut runs until it has reps
+ * timings; the distributions after it take its times. */
+static void coinciding_cuts(hpl_context *ctx)
+{
+    hpl_plan *plan = NULL;
+    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_EXHAUSTIVE}, &plan)))
+        return;
+    scale_evals(ctx, plan, 2, 2, "EXHAUSTIVE on 2 rows");
+    hpl_plan_info info;
+    CHECK_OK(hpl_plan_get_info(plan, &info));
+    CHECK(info.searched && info.distributions >= 231, "EXHAUSTIVE on 2 rows: %d distributions, expected the 231 "
+          "of the 5%% grid and more", info.distributions);
+    CHECK(info.runs >= 2 && info.runs <= 6 * 2 && info.runs < info.distributions,
+          "EXHAUSTIVE on 2 rows: %d runs for %d distributions, expected 2 per cut of the 6 at most", info.runs,
+          info.distributions);
+    hpl_plan_destroy(plan);
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 static int no_run(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
@@ -369,6 +414,7 @@ int main(void)
         read_write(ctx, searches[i], true);
     }
     searches_stencil(ctx);
+    coinciding_cuts(ctx);
     traced_search(ctx);
     packages(ctx, HPL_BALANCE_DYNAMIC);
     packages(ctx, HPL_BALANCE_HGUIDED);

@@ -57,6 +57,7 @@ struct hpl_plan {
     bool searched;
     bool alone_checked, alone_won; /* the search's answer against its largest device alone */
     double alone_ms, split_ms;     /* their host times */
+    int runs;                      /* timed runs a search or ADAPTIVE really made (hpl_plan_info.runs) */
     /* The eval in progress (valid during hpl_plan_eval only). */
     hpl__kernel *kernel;
     hpl_launch launch;
