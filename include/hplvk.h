@@ -975,7 +975,9 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * as the host sees them (launches, halos and waiting for the slowest
  * device included, which the per-device times leave out), and the faster
  * is kept: a plan is never slower than that device alone, even where the
- * work is too small to be worth splitting. The result stays one eval's:
+ * work is too small to be worth splitting. The search's last run is the
+ * answer's (run once more if need be): the data ends where the answer puts
+ * it, as after any eval of the answer. The result stays one eval's:
  * arguments the kernel both reads and writes are saved before the search
  * and restored before each run after the first. desc.time_transfers times
  * each candidate with the copies it needs, from data on the host (each candidate starts with its

@@ -308,6 +308,43 @@ static void coinciding_cuts(hpl_context *ctx)
     hpl_plan_destroy(plan);
 }
 
+/* After a search the data sits where the answer puts it: the eval after
+ * it (same kernel, same arguments, split by rows with no halo) moves
+ * nothing. A threshold above any time a device saves makes SINGLE_STEP's
+ * answer the fastest device alone, not the equal split it timed last. */
+static void answer_in_place(hpl_context *ctx, hpl_balance balance, double threshold)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s%s: the eval after the search", hpl_balance_name(balance),
+             threshold > 0 ? " with a threshold" : "");
+    hpl_plan *plan = NULL;
+    hpl_plan_desc desc = {.balance = balance, .step = 0.25, .threshold = threshold};
+    if (!CHECK_OK(hpl_plan_create(ctx, &desc, &plan)))
+        return;
+    hpl_kernel k = th_kernel(ctx, scale_src);
+    hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
+    static uint32_t host[N];
+    fill_input(ctx, a, host);
+    hpl_stats st = {0};
+    for (int e = 0; e < 2; e++) {
+        CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(a, 0), hpl_part1(b, 0))));
+        CHECK_OK(hpl_finish(ctx));
+        CHECK_OK(e == 0 ? hpl_stats_reset(ctx) : hpl_stats_get(ctx, &st));
+    }
+    uint64_t moved = st.total.to_device_bytes + st.total.to_host_bytes + st.total.local_bytes;
+    char line[1024];
+    hpl_plan_describe(plan, line, sizeof line);
+    CHECK(moved == 0, "%s moved %llu bytes (%s)", what, (unsigned long long)moved, line);
+    for (uint32_t i = 0; i < N; i++)
+        host[i] = 3u * host[i] + i;
+    int bad = count_wrong(ctx, b, host);
+    CHECK(bad == 0, "%s: %d elements differ from the host", what, bad);
+    hpl_plan_destroy(plan);
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 static int no_run(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
@@ -415,6 +452,9 @@ int main(void)
     }
     searches_stencil(ctx);
     coinciding_cuts(ctx);
+    for (size_t i = 0; i < 3; i++)
+        answer_in_place(ctx, searches[i], 0.0);
+    answer_in_place(ctx, HPL_BALANCE_SINGLE_STEP, 1e9);
     traced_search(ctx);
     packages(ctx, HPL_BALANCE_DYNAMIC);
     packages(ctx, HPL_BALANCE_HGUIDED);

@@ -421,12 +421,13 @@ typedef struct memo_entry {
     double seconds[HPL__MAX_DEVICES];
 } memo_entry;
 
-/* A search in progress: the arguments each run gives back first, and the
- * cuts timed (a candidate whose cut was timed `reps` times takes those
- * times instead of running). */
+/* A search in progress: the arguments each run gives back first, the cuts
+ * timed (a candidate whose cut was timed `reps` times takes those times
+ * instead of running), and the cut the devices ran last. */
 typedef struct plan_search {
     plan_saves saves;
-    int runs; /* runs so far, timed or not */
+    int runs;      /* runs so far, timed or not */
+    plan_cut last; /* the cut of the last run */
     int memo_count, memo_next;
     memo_entry memo[MEMO_CUTS];
 } plan_search;
@@ -465,8 +466,8 @@ static int search_restore(hpl_plan *plan, const plan_search *s)
 
 static void search_ran(plan_search *s, const plan_cut *cut)
 {
-    (void)cut;
     s->runs++;
+    s->last = *cut;
 }
 
 /* One timing of the balancer's candidate. A cut timed `reps` times already
@@ -537,7 +538,7 @@ static int wall_time(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
  * host sees (launches, halos and waiting for the slowest included, which
  * the per-device times of the search leave out): the faster is kept. A
  * plan is then never slower than that device alone, which the searches of
- * the papers do not promise. The answer runs last: the eval's result. */
+ * the papers do not promise. */
 static int check_alone(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
 {
     double alone[HPL__MAX_DEVICES];
@@ -553,8 +554,24 @@ static int check_alone(hpl_plan *plan, plan_search *s, const hpl_arg *args, size
     if (rc == HPL_OK && alone_ms < split_ms) {
         plan->alone_won = true;
         memcpy(plan->shares, alone, sizeof alone);
-        rc = wall_time(plan, s, args, nargs, alone, &alone_ms);
     }
+    return rc;
+}
+
+/* The search ends with the answer's run: the eval's result is the answer's,
+ * and the data sits where the answer puts it, as the evals after the search
+ * want it. It runs again unless the devices ran its cut last. */
+static int answer_last(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+{
+    plan_cut cut;
+    cut_of(plan, plan->shares, &cut);
+    if (s->runs && cut_equal(&s->last, &cut))
+        return HPL_OK;
+    int rc = search_restore(plan, s);
+    if (rc == HPL_OK)
+        rc = hpl__plan_run(plan, args, nargs, cut.pieces, cut.count);
+    if (rc == HPL_OK)
+        search_ran(s, &cut);
     return rc;
 }
 
@@ -571,8 +588,8 @@ static void search_report(hpl_plan *plan, uint64_t began)
 }
 
 /* The first eval of a search: candidates until the balancer is done, the
- * answer against its largest device alone. With one device nothing is
- * searched and the eval still runs. */
+ * answer against its largest device alone, the answer last. With one
+ * device nothing is searched and the eval still runs. */
 static int search_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
 {
     int rc = saves_take(plan, args, nargs, &s->saves);
@@ -584,11 +601,8 @@ static int search_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
         if (s->runs > 0)
             rc = check_alone(plan, s, args, nargs);
     }
-    if (rc == HPL_OK && s->runs == 0) {
-        plan_cut cut;
-        cut_of(plan, plan->shares, &cut);
-        rc = hpl__plan_run(plan, args, nargs, cut.pieces, cut.count);
-    }
+    if (rc == HPL_OK)
+        rc = answer_last(plan, s, args, nargs);
     return rc;
 }
 
