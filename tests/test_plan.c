@@ -4,9 +4,11 @@
  * subarrays, with no exchange code), the searches (EXHAUSTIVE, SINGLE_STEP,
  * ITERATIVE, kernel-only and with transfers), ADAPTIVE and the package
  * balancers, each against a host computation; a read-write argument stays
- * one eval's result however many runs a search made; copies, reset, info,
- * description; bad plans and bad partitioners fail with errors that name
- * the problem. */
+ * one eval's result however many runs a search made; distributions that
+ * cut the rows alike are run only until their cut has its timings; after
+ * a search the data sits where the answer puts it (the next eval moves
+ * nothing); copies, reset, info, description; bad plans and bad
+ * partitioners fail with errors that name the problem. */
 #include "harness.h"
 
 #include <math.h>
