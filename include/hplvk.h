@@ -946,6 +946,9 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *                zero shares included, each `reps` times (default 2; the
  *                minimum counts), and keeps the fastest; with three devices
  *                or more it then refines on a 1% grid around the best.
+ *                Distributions that cut the rows (or work-groups) alike,
+ *                many when there are few, run until their cut has `reps`
+ *                timings; the others take its times without running.
  *   SINGLE_STEP  times the equal split once; shares proportional to the
  *                speed each device showed (HPL's fig. 7). One run.
  *   ITERATIVE    SINGLE_STEP, then while the slowest device takes (1 +
@@ -982,10 +985,12 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * as the host sees them (launches, halos and waiting for the slowest
  * device included, which the per-device times leave out), and the faster
  * is kept: a plan is never slower than that device alone, even where the
- * work is too small to be worth splitting. The result stays one eval's: arguments the kernel both
- * reads and writes are saved before the search and restored before each
- * run after the first. desc.time_transfers times each candidate with the
- * copies it needs, from data on the host (each candidate starts with its
+ * work is too small to be worth splitting. The search's last run is the
+ * answer's (run once more if need be): the data ends where the answer puts
+ * it, as after any eval of the answer. The result stays one eval's:
+ * arguments the kernel both reads and writes are saved before the search
+ * and restored before each run after the first. desc.time_transfers times
+ * each candidate with the copies it needs, from data on the host (each candidate starts with its
  * arguments on the host only, and its written arguments are copied back):
  * the case of a kernel whose data comes from and goes to the host every
  * time; otherwise only the kernels are timed (data that stays on the
@@ -1065,7 +1070,9 @@ typedef struct hpl_plan_info {
     double shares[HPL_MAX_DEVICES]; /* the distribution the next eval uses (equal before a search) */
     bool searched;                  /* a search has ended (EXHAUSTIVE, SINGLE_STEP, ITERATIVE) */
     int distributions;              /* distinct distributions its search timed */
-    int runs;                       /* runs its search made (distributions x reps) */
+    int runs;                       /* timed runs its search made: distributions x reps, or fewer
+                                       when distributions cut the rows alike (a cut timed reps
+                                       times lends its times); ADAPTIVE: evals balanced */
     int iterations;                 /* ITERATIVE: model solves; ADAPTIVE: evals balanced */
     /* The last plan eval: */
     bool in_use[HPL_MAX_DEVICES];   /* the device got work */

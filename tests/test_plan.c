@@ -4,9 +4,11 @@
  * subarrays, with no exchange code), the searches (EXHAUSTIVE, SINGLE_STEP,
  * ITERATIVE, kernel-only and with transfers), ADAPTIVE and the package
  * balancers, each against a host computation; a read-write argument stays
- * one eval's result however many runs a search made; copies, reset, info,
- * description; bad plans and bad partitioners fail with errors that name
- * the problem. */
+ * one eval's result however many runs a search made; distributions that
+ * cut the rows alike are run only until their cut has its timings; after
+ * a search the data sits where the answer puts it (the next eval moves
+ * nothing); copies, reset, info, description; bad plans and bad
+ * partitioners fail with errors that name the problem. */
 #include "harness.h"
 
 #include <math.h>
@@ -29,6 +31,11 @@ static const char *stencil_src = "#include <hplvk.glsl>\n"
 static const char *bump_src = "#include <hplvk.glsl>\n"
                               "hpl_args { hpl_inout(uint, 1) x; };\n"
                               "void main() { uint i = hpl_global_id.x; hpl_at(x, i) = 3u * hpl_at(x, i) + i + 1u; }\n";
+
+/* Row by row, no halo: b[i] = 3 a[i] + i. */
+static const char *scale_src = "#include <hplvk.glsl>\n"
+                               "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; };\n"
+                               "void main() { uint i = hpl_global_id.x; hpl_at(b, i) = 3u * hpl_at(a, i) + i; }\n";
 
 static void host_stencil(const uint32_t *h, uint32_t *o)
 {
@@ -263,6 +270,83 @@ static void searches_stencil(hpl_context *ctx)
     }
 }
 
+/* The scale kernel over `rows` rows with the plan, checked against the
+ * host; the search, if any, runs in the first eval. */
+static void scale_evals(hpl_context *ctx, hpl_plan *plan, uint32_t rows, int evals, const char *what)
+{
+    hpl_kernel k = th_kernel(ctx, scale_src);
+    hpl_array a = th_array(ctx, HPL_UINT32, rows, 0, 0), b = th_array(ctx, HPL_UINT32, rows, 0, 0);
+    uint32_t *pa = th_access(ctx, a, HPL_WRITE);
+    for (uint32_t i = 0; pa && i < rows; i++)
+        pa[i] = i * 2654435761u;
+    for (int e = 0; e < evals; e++)
+        CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(a, 0), hpl_part1(b, 0))));
+    const uint32_t *in = th_access(ctx, a, HPL_READ), *out = th_access(ctx, b, HPL_READ);
+    int bad = in && out ? 0 : (int)rows;
+    for (uint32_t i = 0; in && out && i < rows; i++)
+        bad += out[i] != 3u * in[i] + i;
+    CHECK(bad == 0, "%s: %d of %u elements differ from the host", what, bad, rows);
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
+/* EXHAUSTIVE on 2 rows over 3 devices: hundreds of distributions, 6 cuts
+ * (rows per device 2-0-0, 1-1-0, ...). A cut runs until it has reps
+ * timings; the distributions after it take its times. */
+static void coinciding_cuts(hpl_context *ctx)
+{
+    hpl_plan *plan = NULL;
+    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_EXHAUSTIVE}, &plan)))
+        return;
+    scale_evals(ctx, plan, 2, 2, "EXHAUSTIVE on 2 rows");
+    hpl_plan_info info;
+    CHECK_OK(hpl_plan_get_info(plan, &info));
+    CHECK(info.searched && info.distributions >= 231, "EXHAUSTIVE on 2 rows: %d distributions, expected the 231 "
+          "of the 5%% grid and more", info.distributions);
+    CHECK(info.runs >= 2 && info.runs <= 6 * 2 && info.runs < info.distributions,
+          "EXHAUSTIVE on 2 rows: %d runs for %d distributions, expected 2 per cut of the 6 at most", info.runs,
+          info.distributions);
+    hpl_plan_destroy(plan);
+}
+
+/* After a search the data sits where the answer puts it: the eval after
+ * it (same kernel, same arguments, split by rows with no halo) moves
+ * nothing. A threshold above any time a device saves makes SINGLE_STEP's
+ * answer the fastest device alone, not the equal split it timed last. */
+static void answer_in_place(hpl_context *ctx, hpl_balance balance, double threshold)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s%s: the eval after the search", hpl_balance_name(balance),
+             threshold > 0 ? " with a threshold" : "");
+    hpl_plan *plan = NULL;
+    hpl_plan_desc desc = {.balance = balance, .step = 0.25, .threshold = threshold};
+    if (!CHECK_OK(hpl_plan_create(ctx, &desc, &plan)))
+        return;
+    hpl_kernel k = th_kernel(ctx, scale_src);
+    hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
+    static uint32_t host[N];
+    fill_input(ctx, a, host);
+    hpl_stats st = {0};
+    for (int e = 0; e < 2; e++) {
+        CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(a, 0), hpl_part1(b, 0))));
+        CHECK_OK(hpl_finish(ctx));
+        CHECK_OK(e == 0 ? hpl_stats_reset(ctx) : hpl_stats_get(ctx, &st));
+    }
+    uint64_t moved = st.total.to_device_bytes + st.total.to_host_bytes + st.total.local_bytes;
+    char line[1024];
+    hpl_plan_describe(plan, line, sizeof line);
+    CHECK(moved == 0, "%s moved %llu bytes (%s)", what, (unsigned long long)moved, line);
+    for (uint32_t i = 0; i < N; i++)
+        host[i] = 3u * host[i] + i;
+    int bad = count_wrong(ctx, b, host);
+    CHECK(bad == 0, "%s: %d elements differ from the host", what, bad);
+    hpl_plan_destroy(plan);
+    CHECK_OK(hpl_array_destroy(ctx, a));
+    CHECK_OK(hpl_array_destroy(ctx, b));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 static int no_run(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
@@ -467,6 +551,10 @@ int main(void)
         read_write(ctx, searches[i], true);
     }
     searches_stencil(ctx);
+    coinciding_cuts(ctx);
+    for (size_t i = 0; i < 3; i++)
+        answer_in_place(ctx, searches[i], 0.0);
+    answer_in_place(ctx, HPL_BALANCE_SINGLE_STEP, 1e9);
     traced_search(ctx);
     packages(ctx, HPL_BALANCE_DYNAMIC);
     packages(ctx, HPL_BALANCE_HGUIDED);

@@ -225,6 +225,22 @@ static int default_devices(const hpl_context *ctx, int *out)
     return n ? n : ctx->device_count;
 }
 
+int hpl__device_list_check(const hpl_context *ctx, const int *devices, int count, const char *what, int *out)
+{
+    for (int i = 0; i < count; i++) {
+        int d = devices[i];
+        if (d < 0 || d >= ctx->device_count)
+            return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "%s[%d] is %d, which does not exist (the context has %d device%s)",
+                             what, i, d, ctx->device_count, ctx->device_count == 1 ? "" : "s");
+        for (int j = 0; j < i; j++)
+            if (devices[j] == d)
+                return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s lists device %d twice (entries %d and %d)", what, d,
+                                 j, i);
+        out[i] = d;
+    }
+    return HPL_OK;
+}
+
 /* The eval's devices: launch.device for a plain eval, else launch.devices,
  * else the default devices. */
 static int devices_of(const hpl_context *ctx, const hpl_launch *launch, bool annotated, hpl__launch_plan *p)
@@ -248,17 +264,9 @@ static int devices_of(const hpl_context *ctx, const hpl_launch *launch, bool ann
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
                          "launch.device is %d and launch.devices lists %d: give one or the other", launch->device,
                          launch->device_count);
-    for (int i = 0; i < launch->device_count; i++) {
-        int d = launch->devices[i];
-        if (d < 0 || d >= ctx->device_count)
-            return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "launch.devices[%d] is %d, which does not exist (the context has %d device%s)",
-                             i, d, ctx->device_count, ctx->device_count == 1 ? "" : "s");
-        for (int j = 0; j < i; j++)
-            if (launch->devices[j] == d)
-                return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.devices lists device %d twice (entries %d and %d)",
-                                 d, j, i);
-        p->devices[i] = d;
-    }
+    int rc = hpl__device_list_check(ctx, launch->devices, launch->device_count, "launch.devices", p->devices);
+    if (rc != HPL_OK)
+        return rc;
     p->device_count = launch->device_count;
     return HPL_OK;
 }

@@ -49,6 +49,7 @@ static int plan_restart(hpl_plan *plan)
     plan->searched = false;
     plan->alone_checked = plan->alone_won = false;
     plan->package_units = 0; /* speeds forgotten */
+    plan->runs = 0;
     if (is_search(plan->balance) || plan->balance == HPL_BALANCE_ADAPTIVE) {
         equal_shares(plan);
         return hpl__balance_init(&plan->search, balance_kind(plan->balance), plan->device_count, &plan->params);
@@ -69,17 +70,9 @@ static int devices_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_
     if (desc->device_count < 0 || desc->device_count > HPL_MAX_DEVICES)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "device_count is %d: give 1 to %d devices, or 0 for all",
                          desc->device_count, HPL_MAX_DEVICES);
-    for (int i = 0; i < desc->device_count; i++) {
-        int d = desc->devices[i];
-        if (d < 0 || d >= ctx->device_count)
-            return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "devices[%d] is %d, which does not exist (the context has %d)",
-                             i, d, ctx->device_count);
-        for (int j = 0; j < i; j++)
-            if (desc->devices[j] == d)
-                return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "devices lists device %d twice (entries %d and %d)", d,
-                                 j, i);
-        plan->devices[i] = d;
-    }
+    int rc = hpl__device_list_check(ctx, desc->devices, desc->device_count, "devices", plan->devices);
+    if (rc != HPL_OK)
+        return rc;
     plan->device_count = desc->device_count;
     return HPL_OK;
 }
@@ -221,7 +214,7 @@ int hpl_plan_get_info(hpl_plan *plan, hpl_plan_info *out)
     const hpl__balance_stats *st = &plan->search.stats;
     bool balanced = is_search(plan->balance) || plan->balance == HPL_BALANCE_ADAPTIVE;
     out->distributions = balanced ? st->distributions : 0;
-    out->runs = balanced ? st->timings : 0;
+    out->runs = balanced ? plan->runs : 0;
     out->iterations = balanced ? st->solves : 0;
     return HPL_OK;
 }
@@ -256,6 +249,8 @@ int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
         char line[512];
         hpl__balance_describe(&plan->search, line, sizeof line);
         n = append(buf, size, n, "%s", line);
+        if (plan->runs < plan->search.stats.timings) /* candidates that cut the rows alike share times */
+            n = append(buf, size, n, "; %d of the timings ran", plan->runs);
         if (plan->alone_checked)
             n = append(buf, size, n, "; the largest device alone took %.3f ms, the split %.3f ms: %s", plan->alone_ms,
                        plan->split_ms, plan->alone_won ? "it runs alone" : "the split stays");
@@ -316,6 +311,44 @@ static int saves_restore(hpl_context *ctx, const plan_saves *s)
     return rc;
 }
 
+/* ---- cuts -------------------------------------------------------------------- */
+
+/* The pieces a distribution quantises to. On few rows (or work-groups) many
+ * distributions share one: EXHAUSTIVE's 5% grid over 4 devices and 3 rows
+ * is some 1900 distributions but 20 cuts. */
+typedef struct plan_cut {
+    int count;
+    hpl__piece pieces[HPL__MAX_DEVICES];
+} plan_cut;
+
+static void cut_of(const hpl_plan *plan, const double *shares, plan_cut *cut)
+{
+    cut->count = hpl__plan_pieces(plan, shares, cut->pieces);
+}
+
+static bool cut_equal(const plan_cut *a, const plan_cut *b)
+{
+    if (a->count != b->count)
+        return false;
+    for (int p = 0; p < a->count; p++) {
+        const hpl__piece *x = &a->pieces[p], *y = &b->pieces[p];
+        if (x->device != y->device || x->lo != y->lo || x->hi != y->hi)
+            return false;
+    }
+    return true;
+}
+
+/* Each plan device's share of the rows in the cut: what the balancer's
+ * models divide by, rounding included. */
+static void cut_ran(const hpl_plan *plan, const plan_cut *cut, double *ran)
+{
+    double n = (double)plan->geometry.whole[plan->geometry.dim];
+    for (int i = 0; i < plan->device_count; i++)
+        ran[i] = 0.0;
+    for (int p = 0; p < cut->count; p++)
+        ran[cut->pieces[p].device] = (double)(cut->pieces[p].hi - cut->pieces[p].lo) / n;
+}
+
 /* ---- timed runs -------------------------------------------------------------- */
 
 /* Waits for all work (a timed run ends when its last device does). Errors
@@ -351,35 +384,119 @@ static int written_to_host(hpl_plan *plan, const hpl_arg *args, size_t nargs)
     return rc;
 }
 
-/* Runs `shares`, waits, and gives each device's time and the share of the
- * rows it really ran. */
-static int run_timed(hpl_plan *plan, const hpl_arg *args, size_t nargs, const double *shares, double *seconds,
-                     double *ran)
+/* Runs the cut, waits, and gives each device's time. */
+static int run_timed(hpl_plan *plan, const hpl_arg *args, size_t nargs, const plan_cut *cut, double *seconds)
 {
     hpl_context *ctx = plan->ctx;
-    hpl__piece pieces[HPL__MAX_DEVICES];
-    int count = hpl__plan_pieces(plan, shares, pieces);
     int rc = plan->time_transfers ? args_to_host(ctx, args, nargs) : HPL_OK;
     if (rc != HPL_OK)
         return rc;
     HPL__LOCK(ctx);
     uint64_t from = hpl__events_next_serial(ctx);
     HPL__UNLOCK(ctx);
-    rc = hpl__plan_run(plan, args, nargs, pieces, count);
+    rc = hpl__plan_run(plan, args, nargs, cut->pieces, cut->count);
     if (rc == HPL_OK && plan->time_transfers)
         rc = written_to_host(plan, args, nargs);
     if (rc == HPL_OK)
         rc = plan_wait(ctx);
     if (rc != HPL_OK)
         return rc;
+    plan->runs++;
     hpl__plan_times t;
     hpl__plan_times_collect(plan, from, &t);
-    double n = (double)plan->geometry.whole[plan->geometry.dim];
     for (int i = 0; i < plan->device_count; i++) {
         seconds[i] = t.kernel[i] + (plan->time_transfers ? t.copy[i] : 0.0);
-        ran[i] = (double)plan->last.rows[i] / n;
         plan->last.seconds[i] = plan->last.in_use[i] ? seconds[i] : 0.0;
     }
+    return HPL_OK;
+}
+
+/* ---- a search ---------------------------------------------------------------- */
+
+#define MEMO_CUTS 64 /* cuts whose times a search keeps: the latest distinct ones */
+
+/* A cut's times: per device the least over its timings so far, which is
+ * what the balancer keeps of a distribution's `reps` timings. */
+typedef struct memo_entry {
+    plan_cut cut;
+    int timings;
+    double seconds[HPL__MAX_DEVICES];
+} memo_entry;
+
+/* A search in progress: the arguments each run gives back first, the cuts
+ * timed (a candidate whose cut was timed `reps` times takes those times
+ * instead of running), and the cut the devices ran last. */
+typedef struct plan_search {
+    plan_saves saves;
+    int runs;      /* runs so far, timed or not */
+    plan_cut last; /* the cut of the last run */
+    int memo_count, memo_next;
+    memo_entry memo[MEMO_CUTS];
+} plan_search;
+
+static memo_entry *memo_find(plan_search *s, const plan_cut *cut)
+{
+    for (int i = 0; i < s->memo_count; i++)
+        if (cut_equal(&s->memo[i].cut, cut))
+            return &s->memo[i];
+    return NULL;
+}
+
+/* Adds a timing the balancer accepted; a new cut replaces the oldest one
+ * when the memo is full. */
+static void memo_note(plan_search *s, const plan_cut *cut, const double *seconds, int devices)
+{
+    memo_entry *e = memo_find(s, cut);
+    if (!e) {
+        e = &s->memo[s->memo_next];
+        s->memo_next = (s->memo_next + 1) % MEMO_CUTS;
+        s->memo_count += s->memo_count < MEMO_CUTS;
+        *e = (memo_entry){.cut = *cut};
+        for (int i = 0; i < devices; i++)
+            e->seconds[i] = INFINITY;
+    }
+    e->timings++;
+    for (int i = 0; i < devices; i++)
+        e->seconds[i] = fmin(e->seconds[i], seconds[i]);
+}
+
+/* Every run but the search's first starts from the eval's inputs. */
+static int search_restore(hpl_plan *plan, const plan_search *s)
+{
+    return s->runs ? saves_restore(plan->ctx, &s->saves) : HPL_OK;
+}
+
+static void search_ran(plan_search *s, const plan_cut *cut)
+{
+    s->runs++;
+    s->last = *cut;
+}
+
+/* One timing of the balancer's candidate. A cut timed `reps` times already
+ * gives its times instead of a run: another run would tell the balancer
+ * the same minima, give or take noise. */
+static int candidate(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const double *shares)
+{
+    hpl__balance *b = &plan->search;
+    plan_cut cut;
+    double seconds[HPL__MAX_DEVICES], ran[HPL__MAX_DEVICES];
+    cut_of(plan, shares, &cut);
+    cut_ran(plan, &cut, ran);
+    const memo_entry *e = memo_find(s, &cut);
+    if (e && e->timings >= b->p.reps) { /* b->p: the parameters with their defaults */
+        hpl__balance_observe_run(b, ran, e->seconds);
+        return HPL_OK;
+    }
+    int rc = search_restore(plan, s);
+    if (rc == HPL_OK)
+        rc = run_timed(plan, args, nargs, &cut, seconds);
+    if (rc != HPL_OK)
+        return rc;
+    search_ran(s, &cut);
+    int accepted = b->stats.timings;
+    hpl__balance_observe_run(b, ran, seconds);
+    if (b->stats.timings > accepted)
+        memo_note(s, &cut, seconds, plan->device_count);
     return HPL_OK;
 }
 
@@ -397,21 +514,23 @@ static bool alone_candidate(const hpl_plan *plan, const double *shares, double *
 
 /* Host ms of the second of two runs of `shares` in a row (the first puts
  * the data where the distribution wants it, as in a run of evals). */
-static int wall_time(hpl_plan *plan, const hpl_arg *args, size_t nargs, const plan_saves *saves,
-                     const double *shares, double *ms)
+static int wall_time(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const double *shares,
+                     double *ms)
 {
-    hpl__piece pieces[HPL__MAX_DEVICES];
-    int count = hpl__plan_pieces(plan, shares, pieces);
+    plan_cut cut;
+    cut_of(plan, shares, &cut);
     int rc = HPL_OK;
     for (int r = 0; rc == HPL_OK && r < 2; r++) {
-        rc = saves_restore(plan->ctx, saves);
+        rc = search_restore(plan, s);
         if (rc == HPL_OK)
             rc = plan_wait(plan->ctx);
         uint64_t t0 = hpl__now_ns();
         if (rc == HPL_OK)
-            rc = hpl__plan_run(plan, args, nargs, pieces, count);
-        if (rc == HPL_OK)
+            rc = hpl__plan_run(plan, args, nargs, cut.pieces, cut.count);
+        if (rc == HPL_OK) {
+            search_ran(s, &cut);
             rc = plan_wait(plan->ctx);
+        }
         *ms = (double)(hpl__now_ns() - t0) * 1e-6;
     }
     return rc;
@@ -421,70 +540,96 @@ static int wall_time(hpl_plan *plan, const hpl_arg *args, size_t nargs, const pl
  * host sees (launches, halos and waiting for the slowest included, which
  * the per-device times of the search leave out): the faster is kept. A
  * plan is then never slower than that device alone, which the searches of
- * the papers do not promise. The answer runs last: the eval's result. */
-static int check_alone(hpl_plan *plan, const hpl_arg *args, size_t nargs, const plan_saves *saves)
+ * the papers do not promise. */
+static int check_alone(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
 {
     double alone[HPL__MAX_DEVICES];
     if (!alone_candidate(plan, plan->shares, alone))
         return HPL_OK;
     double alone_ms = 0, split_ms = 0;
-    int rc = wall_time(plan, args, nargs, saves, alone, &alone_ms);
+    int rc = wall_time(plan, s, args, nargs, alone, &alone_ms);
     if (rc == HPL_OK)
-        rc = wall_time(plan, args, nargs, saves, plan->shares, &split_ms);
+        rc = wall_time(plan, s, args, nargs, plan->shares, &split_ms);
     plan->alone_checked = rc == HPL_OK;
     plan->alone_ms = alone_ms;
     plan->split_ms = split_ms;
     if (rc == HPL_OK && alone_ms < split_ms) {
         plan->alone_won = true;
         memcpy(plan->shares, alone, sizeof alone);
-        rc = wall_time(plan, args, nargs, saves, alone, &alone_ms);
     }
     return rc;
 }
 
-/* The first eval of a search: candidates until the balancer is done. */
+/* The search ends with the answer's run: the eval's result is the answer's,
+ * and the data sits where the answer puts it, as the evals after the search
+ * want it. It runs again unless the devices ran its cut last. */
+static int answer_last(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+{
+    plan_cut cut;
+    cut_of(plan, plan->shares, &cut);
+    if (s->runs && cut_equal(&s->last, &cut))
+        return HPL_OK;
+    int rc = search_restore(plan, s);
+    if (rc == HPL_OK)
+        rc = hpl__plan_run(plan, args, nargs, cut.pieces, cut.count);
+    if (rc == HPL_OK)
+        search_ran(s, &cut);
+    return rc;
+}
+
+/* The plan's description in the log and the trace. */
+static void search_report(hpl_plan *plan, uint64_t began)
+{
+    hpl_context *ctx = plan->ctx;
+    char line[1024];
+    hpl_plan_describe(plan, line, sizeof line);
+    hpl__log(&ctx->logger, HPL_LOG_INFO, "%s", line);
+    HPL__LOCK(ctx);
+    hpl__events_plan(ctx, began, line);
+    HPL__UNLOCK(ctx);
+}
+
+/* The first eval of a search: candidates until the balancer is done, the
+ * answer against its largest device alone, the answer last. With one
+ * device nothing is searched and the eval still runs. */
+static int search_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+{
+    int rc = saves_take(plan, args, nargs, &s->saves);
+    double shares[HPL__MAX_DEVICES];
+    while (rc == HPL_OK && hpl__balance_next(&plan->search, shares))
+        rc = candidate(plan, s, args, nargs, shares);
+    if (rc == HPL_OK) {
+        hpl__balance_best(&plan->search, plan->shares);
+        if (s->runs > 0)
+            rc = check_alone(plan, s, args, nargs);
+    }
+    if (rc == HPL_OK)
+        rc = answer_last(plan, s, args, nargs);
+    return rc;
+}
+
 static int search(hpl_plan *plan, const hpl_arg *args, size_t nargs)
 {
     hpl_context *ctx = plan->ctx;
-    plan_saves saves = {0};
     uint64_t began = hpl__now_ns();
+    plan_search *s = hpl__calloc(1, sizeof *s); /* some 34 KiB: off the user's stack */
+    if (!s)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     HPL__LOCK(ctx);
     int rc = hpl__events_enable(ctx, true);
     HPL__UNLOCK(ctx);
-    if (rc != HPL_OK)
-        return rc;
-    rc = saves_take(plan, args, nargs, &saves);
-    double shares[HPL__MAX_DEVICES], seconds[HPL__MAX_DEVICES], ran[HPL__MAX_DEVICES];
-    int runs = 0;
-    while (rc == HPL_OK && hpl__balance_next(&plan->search, shares)) {
-        rc = runs++ ? saves_restore(ctx, &saves) : HPL_OK;
-        if (rc == HPL_OK)
-            rc = run_timed(plan, args, nargs, shares, seconds, ran);
-        if (rc == HPL_OK)
-            hpl__balance_observe_run(&plan->search, ran, seconds);
-    }
     if (rc == HPL_OK) {
-        hpl__balance_best(&plan->search, plan->shares);
-        if (runs > 0)
-            rc = check_alone(plan, args, nargs, &saves);
-    }
-    if (rc == HPL_OK) {
-        plan->searched = true;
-        if (runs == 0) { /* one device: nothing to search, the eval still runs */
-            hpl__piece pieces[HPL__MAX_DEVICES];
-            rc = hpl__plan_run(plan, args, nargs, pieces, hpl__plan_pieces(plan, plan->shares, pieces));
+        rc = search_in(plan, s, args, nargs);
+        if (rc == HPL_OK) {
+            plan->searched = true;
+            search_report(plan, began);
         }
-        char line[1024];
-        hpl_plan_describe(plan, line, sizeof line);
-        hpl__log(&ctx->logger, HPL_LOG_INFO, "%s", line);
+        saves_free(ctx, &s->saves);
         HPL__LOCK(ctx);
-        hpl__events_plan(ctx, began, line);
+        hpl__events_enable(ctx, false);
         HPL__UNLOCK(ctx);
     }
-    saves_free(ctx, &saves);
-    HPL__LOCK(ctx);
-    hpl__events_enable(ctx, false);
-    HPL__UNLOCK(ctx);
+    hpl__free(s);
     return rc;
 }
 
@@ -498,8 +643,11 @@ static int adaptive(hpl_plan *plan, const hpl_arg *args, size_t nargs)
     if (rc != HPL_OK)
         return rc;
     double shares[HPL__MAX_DEVICES], seconds[HPL__MAX_DEVICES], ran[HPL__MAX_DEVICES];
+    plan_cut cut;
     hpl__balance_next(&plan->search, shares);
-    rc = run_timed(plan, args, nargs, shares, seconds, ran);
+    cut_of(plan, shares, &cut);
+    cut_ran(plan, &cut, ran);
+    rc = run_timed(plan, args, nargs, &cut, seconds);
     if (rc == HPL_OK) {
         hpl__balance_observe_run(&plan->search, ran, seconds);
         hpl__balance_best(&plan->search, plan->shares);

@@ -194,12 +194,12 @@ static int active_count(const hpl__schedule *s)
 /* The package cut to what the guard allows, or 0: declined. */
 static uint64_t guarded(hpl__schedule *s, int device, uint64_t size, uint64_t remaining)
 {
+    bool fixed = s->kind == HPL__SCHEDULE_DYNAMIC; /* its packages keep their size */
     if (active_count(s) == 1)
-        return remaining; /* alone: splitting gains nothing */
+        return fixed ? size : remaining; /* alone: splitting gains nothing */
     uint64_t room = guard_room(s, device, remaining);
     if (size <= room)
         return size;
-    bool fixed = s->kind == HPL__SCHEDULE_DYNAMIC; /* its packages keep their size */
     if (!fixed && (room >= s->dev[device].min || (room > 0 && room == remaining)))
         return room;
     s->dev[device].declined = true;

@@ -43,7 +43,7 @@
  *               180x slower than a GPU then never holds up the end of an
  *               eval by more than what it had already taken. And when a
  *               single device is left to work, it takes all that remains
- *               in one package.
+ *               in one package (DYNAMIC: still its fixed packages).
  *
  * Not thread-safe: one thread (the one that launches packages and collects
  * their completions) owns a schedule. */
