@@ -19,11 +19,15 @@
  * with that balancer, the arguments annotated (hpl_part1 on a and b: no
  * partitioner), then:
  *   - the first eval, timed alone (search_ms): the searches run there;
- *   - `reps` evals, each timed up to the end of its work (hpl_finish); the
- *     median is time_ms, and ratio is time_ms over EXHAUSTIVE's at the same
- *     x (EXHAUSTIVE's best of the 5% grid is the paper's "best");
- *   - b against a host computation in double precision (relative tolerance
- *     1e-4: float steps against double ones; Lavapipe is within 1e-6).
+ *   - `reps` rounds in which each balancer's plan runs one eval in turn,
+ *     each timed up to the end of its work (hpl_finish), so that all see
+ *     the same GPU clock history; the median is time_ms, and ratio is the
+ *     median over the rounds of the time over EXHAUSTIVE's in the same
+ *     round, at the same x (EXHAUSTIVE's best of the 5% grid is the paper's
+ *     "best");
+ *   - b, after each plan's last eval, against a host computation in
+ *     double precision (relative tolerance 1e-4: float steps against
+ *     double ones; Lavapipe is within 1e-6).
  * The table gives per row the distributions the search timed (searches,
  * ADAPTIVE) or the packages the last eval ran (package balancers) and the
  * shares (the package balancers': the rows each device ran in the last
@@ -177,28 +181,9 @@ static int timed_eval(const bench_ctx *bc, hpl_plan *plan, double *ms)
     return HPL_OK;
 }
 
-static int measure(const bench_ctx *bc, hpl_plan *plan, bench_row *row)
+/* b against the host after the plan's eval. */
+static int check_b(const bench_ctx *bc, hpl_balance balance, int x, bench_row *row)
 {
-    double t[MAX_REPS];
-    SAMPLE_TRY(timed_eval(bc, plan, &row->search_ms));
-    row->total_ms = row->search_ms;
-    for (int r = 0; r < bc->ba->reps; r++) {
-        SAMPLE_TRY(timed_eval(bc, plan, &t[r]));
-        row->total_ms += t[r];
-    }
-    row->ms = median(t, bc->ba->reps);
-    SAMPLE_TRY(hpl_plan_get_info(plan, &row->info));
-    return HPL_OK;
-}
-
-static int run_balancer(const bench_ctx *bc, hpl_balance balance, int x, bench_row *row)
-{
-    hpl_plan *plan;
-    SAMPLE_TRY(hpl_plan_create(bc->ctx, &(hpl_plan_desc){.balance = balance}, &plan));
-    int rc = measure(bc, plan, row);
-    hpl_plan_destroy(plan);
-    if (rc != HPL_OK)
-        return rc;
     const bench_args *ba = bc->ba;
     SAMPLE_TRY(hpl_array_read(bc->ctx, bc->b, bc->got, ba->rows * ba->cols * sizeof(float)));
     char what[64];
@@ -261,8 +246,37 @@ static void note_iterative(const bench_row *row, double ratio, int x, bench_tota
            ratio, row->info.distributions, met ? "met" : "NOT met");
 }
 
+/* The plans of one x: each one's first eval (the searches run there),
+ * then `reps` rounds in which each plan runs one timed eval in turn, so
+ * that all see the same GPU clock history (an H200's clocks follow its
+ * recent load: after a search that left it mostly idle it ran at 900 MHz
+ * instead of 1980); b is checked after each plan's last eval. */
+static int race(bench_ctx *bc, int x, hpl_plan **plans, const hpl_balance *kinds, int count, bench_row *rows,
+                double t[][MAX_REPS])
+{
+    for (int k = 0; k < count; k++) {
+        SAMPLE_TRY(timed_eval(bc, plans[k], &rows[k].search_ms));
+        rows[k].total_ms = rows[k].search_ms;
+    }
+    for (int r = 0; r < bc->ba->reps; r++)
+        for (int k = 0; k < count; k++) {
+            SAMPLE_TRY(timed_eval(bc, plans[k], &t[k][r]));
+            rows[k].total_ms += t[k][r];
+            if (r == bc->ba->reps - 1)
+                SAMPLE_TRY(check_b(bc, kinds[k], x, &rows[k]));
+        }
+    for (int k = 0; k < count; k++) {
+        double v[MAX_REPS];
+        memcpy(v, t[k], sizeof v);
+        rows[k].ms = median(v, bc->ba->reps);
+        SAMPLE_TRY(hpl_plan_get_info(plans[k], &rows[k].info));
+    }
+    return HPL_OK;
+}
+
 /* Every balancer at one x; EXHAUSTIVE (first in all_balancers) sets the
- * ratios' base. */
+ * ratios' base: the median over the rounds of a plan's time over
+ * EXHAUSTIVE's in the same round. */
 static int run_x(bench_ctx *bc, int x, float *a_host, double *ref, bench_totals *tot)
 {
     const bench_args *ba = bc->ba;
@@ -270,24 +284,37 @@ static int run_x(bench_ctx *bc, int x, float *a_host, double *ref, bench_totals 
     fill_matrix(a_host, ba, x);
     host_reference(a_host, ref, n);
     SAMPLE_TRY(hpl_array_write(bc->ctx, bc->a, a_host, n * sizeof(float)));
-    double best = 0.0;
-    for (int k = 0; k < BALANCERS; k++) {
-        if (!ba->use[k])
-            continue;
-        hpl_balance balance = all_balancers[k];
-        bench_row row = {0};
-        SAMPLE_TRY(run_balancer(bc, balance, x, &row));
-        if (balance == HPL_BALANCE_EXHAUSTIVE)
-            best = row.ms;
-        double ratio = best > 0.0 ? row.ms / best : 0.0;
-        print_row(&row, balance, x, ratio, ba->rows);
-        if (balance == HPL_BALANCE_ITERATIVE)
-            note_iterative(&row, ratio, x, tot);
-        tot->ms += row.total_ms;
-        tot->worst_ratio = ratio > tot->worst_ratio ? ratio : tot->worst_ratio;
-        tot->ok = tot->ok && row.ok;
+    hpl_plan *plans[BALANCERS] = {0};
+    hpl_balance kinds[BALANCERS];
+    int count = 0, rc = HPL_OK;
+    for (int k = 0; rc == HPL_OK && k < BALANCERS; k++)
+        if (ba->use[k]) {
+            kinds[count] = all_balancers[k];
+            rc = hpl_plan_create(bc->ctx, &(hpl_plan_desc){.balance = kinds[count]}, &plans[count]);
+            count += rc == HPL_OK;
+        }
+    bench_row rows[BALANCERS] = {{0}};
+    double t[BALANCERS][MAX_REPS] = {{0}};
+    if (rc == HPL_OK)
+        rc = race(bc, x, plans, kinds, count, rows, t);
+    for (int k = 0; k < count; k++) {
+        double r[MAX_REPS], ratio = 0.0;
+        if (rc == HPL_OK && kinds[0] == HPL_BALANCE_EXHAUSTIVE) {
+            for (int i = 0; i < ba->reps; i++)
+                r[i] = t[k][i] / t[0][i];
+            ratio = median(r, ba->reps);
+        }
+        if (rc == HPL_OK) {
+            print_row(&rows[k], kinds[k], x, ratio, ba->rows);
+            if (kinds[k] == HPL_BALANCE_ITERATIVE)
+                note_iterative(&rows[k], ratio, x, tot);
+            tot->ms += rows[k].total_ms;
+            tot->worst_ratio = ratio > tot->worst_ratio ? ratio : tot->worst_ratio;
+            tot->ok = tot->ok && rows[k].ok;
+        }
+        hpl_plan_destroy(plans[k]);
     }
-    return HPL_OK;
+    return rc;
 }
 
 /* One eval with equal shares first: it compiles the kernel on every device,
