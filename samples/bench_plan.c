@@ -274,7 +274,9 @@ static void print_contender(bench *bn, contender *c, const contender *exhaustive
     printf("%-8s %-15s %9.3f %9.1f %8.3f %8.3f %6d %9.1f ", bn->stencil ? "stencil" : "matmul", c->label,
            median(ms, ROUNDS), c->search_ms, ratio(c, exhaustive), ratio(c, alone), in.distributions, c->moved_kib);
     print_shares(&in);
-    printf("\n");
+    char line[1024];
+    hpl_plan_describe(c->plan, line, sizeof line);
+    printf("\n         %s\n", line);
 }
 
 /* Each contender's first eval (the searches), then ROUNDS rounds in which

@@ -243,6 +243,8 @@ int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
             n = append(buf, size, n, " (%.3f ms)", in.seconds[i] * 1e3);
         if (in.packages[i])
             n = append(buf, size, n, " (%d packages)", in.packages[i]);
+        if (is_package(in.balance) && plan->package_units && plan->package_speed[i] > 0)
+            n = append(buf, size, n, " (%.4g rows/s)", plan->package_speed[i]);
     }
     if (is_search(in.balance) || in.balance == HPL_BALANCE_ADAPTIVE) {
         n = append(buf, size, n, "; ");

@@ -59,7 +59,7 @@ struct hpl_plan {
     bool alone_checked, alone_won; /* the search's answer against its largest device alone */
     double alone_ms, split_ms;     /* their host times */
     int runs;                      /* timed runs a search or ADAPTIVE really made (hpl_plan_info.runs) */
-    /* Package schemes: each device's speed (units per second) as the last
+    /* Package schemes: each device's speed (rows per second) as the last
      * eval of this kernel over this many units left it, for the next. */
     double package_speed[HPL__MAX_DEVICES];
     uint64_t package_kernel, package_units;

@@ -95,7 +95,7 @@ static void speeds_keep(package_run *run)
 {
     hpl_plan *plan = run->plan;
     for (int i = 0; i < plan->device_count; i++)
-        plan->package_speed[i] = hpl__schedule_speed(&run->schedule, i);
+        plan->package_speed[i] = hpl__schedule_speed(&run->schedule, i) * (double)run->rows_per_unit;
     plan->package_units = run->units;
     plan->package_kernel = plan->kernel_id;
 }
@@ -111,7 +111,7 @@ static int schedule_start(package_run *run)
     for (int i = 0; i < plan->device_count; i++)
         d[i] = (hpl__schedule_device){.power = plan->shares[i],
                                       .min_package = min_package(plan, i, run->units),
-                                      .speed = known ? plan->package_speed[i] : 0};
+                                      .speed = known ? plan->package_speed[i] / (double)run->rows_per_unit : 0};
     hpl__schedule_params p = {.package = (plan->package + run->rows_per_unit - 1) / run->rows_per_unit,
                               .probe = !plan->shares_given,
                               .tail_guard = true};
