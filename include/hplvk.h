@@ -983,8 +983,9 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * with the device's timestamps, and later evals reuse the answer until
  * hpl_plan_reset. Then the answer and its largest device alone are timed
  * as the host sees them (launches, halos and waiting for the slowest
- * device included, which the per-device times leave out), and the faster
- * is kept: a plan is never slower than that device alone, even where the
+ * device included, which the per-device times leave out), in turns for a
+ * few rounds (2 to 8, some 200 ms: a GPU idle through the search needs
+ * load to regain its clocks), and the faster is kept: a plan is never slower than that device alone, even where the
  * work is too small to be worth splitting. The search's last run is the
  * answer's (run once more if need be): the data ends where the answer puts
  * it, as after any eval of the answer. The result stays one eval's:

@@ -246,7 +246,8 @@ static int run_alone(package_run *run, int i)
     hpl_plan *plan = run->plan;
     hpl__piece piece = {.device = i, .lo = 0, .hi = plan->geometry.whole[plan->geometry.dim]};
     int rc = hpl__plan_run(plan, run->args, run->nargs, &piece, 1);
-    plan->last.seconds[i] = 0.0;
+    for (int d = 0; d < plan->device_count; d++)
+        plan->last.seconds[d] = 0.0; /* nothing timed */
     return rc;
 }
 
