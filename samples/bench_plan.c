@@ -297,9 +297,10 @@ static int contest(bench *bn, contender *c, int count)
     int evals = bn->evals / ROUNDS > 1 ? bn->evals / ROUNDS : 1;
     for (int r = 0; rc == HPL_OK && r < ROUNDS; r++)
         for (int i = 0; rc == HPL_OK && i < count; i++) {
-            rc = batch(bn, &c[i], r, evals);
+            int k = (i + r) % count; /* each round starts one later: none always follows the same one */
+            rc = batch(bn, &c[k], r, evals);
             if (rc == HPL_OK && r == ROUNDS - 1 && !bn->stencil && !check(bn)) {
-                printf("%s: WRONG RESULT\n", c[i].label);
+                printf("%s: WRONG RESULT\n", c[k].label);
                 bn->verified = false;
             }
         }

@@ -247,8 +247,9 @@ static void note_iterative(const bench_row *row, double ratio, int x, bench_tota
 }
 
 /* The plans of one x: each one's first eval (the searches run there),
- * then `reps` rounds in which each plan runs one timed eval in turn, so
- * that all see the same GPU clock history (an H200's clocks follow its
+ * then `reps` rounds in which each plan runs one timed eval in turn (each
+ * round starting with the next plan: a plan right after one that kept the
+ * GPU idle meets lower clocks), so that all see the same GPU clock history (an H200's clocks follow its
  * recent load: after a search that left it mostly idle it ran at 900 MHz
  * instead of 1980); b is checked after each plan's last eval. */
 static int race(bench_ctx *bc, int x, hpl_plan **plans, const hpl_balance *kinds, int count, bench_row *rows,
@@ -259,7 +260,8 @@ static int race(bench_ctx *bc, int x, hpl_plan **plans, const hpl_balance *kinds
         rows[k].total_ms = rows[k].search_ms;
     }
     for (int r = 0; r < bc->ba->reps; r++)
-        for (int k = 0; k < count; k++) {
+        for (int i = 0; i < count; i++) {
+            int k = (i + r) % count; /* each round starts one later: no plan always follows the same one */
             SAMPLE_TRY(timed_eval(bc, plans[k], &t[k][r]));
             rows[k].total_ms += t[k][r];
             if (r == bc->ba->reps - 1)

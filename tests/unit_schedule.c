@@ -686,7 +686,9 @@ static void check_guard_case(hpl__schedule_kind kind, int n, const double *speed
     /* Settled out: a device whose minimum outlasts the rest's whole work. */
     if (known && n == 2) {
         int slow = 1 - f;
-        bool out = (double)min[slow] / speed[slow] >= (double)total / fast;
+        /* Its smallest package: DYNAMIC's fixed one (8 per device), else its minimum. */
+        uint64_t first = kind == HPL__SCHEDULE_DYNAMIC ? (total + 15) / 16 : min[slow];
+        bool out = (double)first / speed[slow] >= (double)total / fast;
         if (speed[slow] == fast && r.settled >= 0) /* a tie: either */
             slow = 1 - r.settled, f = r.settled;
         bool one = kind == HPL__SCHEDULE_DYNAMIC || r.packages[f] == 1; /* DYNAMIC's keep their size */

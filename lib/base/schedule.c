@@ -215,7 +215,8 @@ int hpl__schedule_settle(hpl__schedule *s)
         int slowest = -1; /* of those that would decline their minimum */
         for (int i = 0; i < s->devices; i++) {
             const hpl__schedule_slot *d = &s->dev[i];
-            uint64_t min = d->min < s->total ? d->min : s->total;
+            uint64_t first = s->kind == HPL__SCHEDULE_DYNAMIC ? s->package : d->min; /* its smallest package */
+            uint64_t min = first < s->total ? first : s->total;
             if (active(d) && measured_speed(d) > 0 && guard_room(s, i, s->total) < min &&
                 (slowest < 0 || measured_speed(d) < measured_speed(&s->dev[slowest])))
                 slowest = i;
