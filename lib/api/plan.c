@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const balance_names[] = {"NONE",     "EXHAUSTIVE", "SINGLE_STEP", "ITERATIVE",
                                             "ADAPTIVE", "DYNAMIC",    "HGUIDED",     "AUTO_TUNE"};
@@ -112,6 +113,7 @@ static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *pla
                                          .back_off = desc->back_off,
                                          .max_iterations = desc->max_iterations};
     plan->package = desc->package;
+    plan->cores = sysconf(_SC_NPROCESSORS_ONLN);
     plan->time_transfers = desc->time_transfers;
     plan->partitioner = desc->partitioner;
     plan->user = desc->user;

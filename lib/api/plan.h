@@ -63,6 +63,7 @@ struct hpl_plan {
      * eval of this kernel over this many units left it, for the next. */
     double package_speed[HPL__MAX_DEVICES];
     uint64_t package_kernel, package_units;
+    long cores; /* the host's, once: asking costs a file read per eval */
     /* The eval in progress (valid during hpl_plan_eval only). */
     uint64_t kernel_id;
     hpl__kernel *kernel;

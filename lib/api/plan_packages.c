@@ -25,7 +25,6 @@
 
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define QUEUE_DEPTH 2
 
@@ -77,7 +76,7 @@ static uint64_t min_package(const hpl_plan *plan, int i, uint64_t units)
         return 1;
     const hpl__device *d = &plan->ctx->devices[plan->devices[i]];
     bool cpu = (d->info.type & HPL_DEVICE_CPU) != 0;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = plan->cores;
     uint64_t per_unit = groups_per_unit(plan);
     uint32_t core_units = (uint32_t)(((uint64_t)(cores > 0 ? cores : 1) + per_unit - 1) / per_unit);
     return hpl__schedule_min_package(cpu, core_units, 0, units);
