@@ -14,19 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long checks, failures;
-
-#define EXPECT(cond, ...)                                                     \
-    do {                                                                      \
-        checks++;                                                             \
-        if (!(cond)) {                                                        \
-            if (failures++ < 20) {                                            \
-                fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-                fprintf(stderr, __VA_ARGS__);                                 \
-                fputc('\n', stderr);                                          \
-            }                                                                 \
-        }                                                                     \
-    } while (0)
+#include "unit_expect.h"
 
 #define MAXD HPL__MAX_DEVICES
 #define ROWS 4096

@@ -11,19 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static long checks, failures;
-
-#define EXPECT(cond, ...)                                                     \
-    do {                                                                      \
-        checks++;                                                             \
-        if (!(cond)) {                                                        \
-            if (failures++ < 20) {                                            \
-                fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-                fprintf(stderr, __VA_ARGS__);                                 \
-                fputc('\n', stderr);                                          \
-            }                                                                 \
-        }                                                                     \
-    } while (0)
+#include "unit_expect.h"
 
 static void check_split(uint64_t n, int d, uint64_t k)
 {
