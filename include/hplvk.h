@@ -978,6 +978,12 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *   the rest (a CPU beside a GPU) then costs one small package in the first
  *   eval; once the speeds say a single device is worth running, each eval
  *   is that device's alone, run as a plain eval that returns at once.
+ *   Speeds in rows per second mislead where rows differ in cost (a slow
+ *   device that timed itself on cheap rows takes dear ones), so a package
+ *   plan's first eval (after creation or hpl_plan_reset) also checks the
+ *   scheme against the device that ran the most rows alone, as below for
+ *   the searches; if alone is faster, every later eval is that device's
+ *   alone, until reset.
  * The searches (EXHAUSTIVE, SINGLE_STEP, ITERATIVE) run during the first
  * plan eval: every candidate is a real run of the eval, timed per device
  * with the device's timestamps, and later evals reuse the answer until
@@ -985,8 +991,10 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * as the host sees them (launches, halos and waiting for the slowest
  * device included, which the per-device times leave out), in turns for a
  * few rounds (2 to 8, some 200 ms: a GPU idle through the search needs
- * load to regain its clocks), and the faster is kept: a plan is never slower than that device alone, even where the
- * work is too small to be worth splitting. The search's last run is the
+ * load to regain its clocks), and the faster is kept: a plan is never
+ * slower than that device alone, even where the work is too small to be
+ * worth splitting (desc.keep_split leaves the check out: the papers'
+ * schemes as published). The search's last run is the
  * answer's (run once more if need be): the data ends where the answer puts
  * it, as after any eval of the answer. The result stays one eval's:
  * arguments the kernel both reads and writes are saved before the search
@@ -1037,6 +1045,7 @@ typedef struct hpl_plan_desc {
     uint64_t package;    /* DYNAMIC: rows per package, rounded up to whole work-groups; 0: 1/8 of an
                             equal part */
     bool time_transfers; /* searches: time the copies too, from data on the host */
+    bool keep_split;     /* searches, package balancers: no check against the largest device alone */
     hpl_partitioner partitioner; /* NULL: split the arguments like their annotations */
     void *user;                  /* passed to the partitioner */
 } hpl_plan_desc;

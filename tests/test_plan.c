@@ -152,8 +152,9 @@ static void given_shares(hpl_context *ctx)
     }
 }
 
-/* The bump kernel with a plan that runs several times inside one eval:
- * the result must be one bump's, then two. */
+/* The bump kernel with a plan that runs several times inside one eval (a
+ * search, a package plan's alone check): the result must be one bump's,
+ * then two. */
 static void read_write(hpl_context *ctx, hpl_balance balance, bool transfers)
 {
     char what[96];
@@ -182,7 +183,7 @@ static void read_write(hpl_context *ctx, hpl_balance balance, bool transfers)
     CHECK(fabs(sum - 1.0) < 1e-9, "%s: shares add up to %g", what, sum);
     if (balance == HPL_BALANCE_ADAPTIVE) {
         CHECK(info.iterations == 2 && !info.searched, "%s: %d passes", what, info.iterations);
-    } else {
+    } else if (balance < HPL_BALANCE_DYNAMIC) { /* a search (package balancers: the values are the test) */
         /* EXHAUSTIVE: the 15 ways of 4 quarters over 3 devices, then the 1% grid around the best */
         int least = balance == HPL_BALANCE_EXHAUSTIVE ? 15 : 1;
         CHECK(info.searched && info.distributions >= least && (balance != HPL_BALANCE_SINGLE_STEP || info.distributions == 1),
@@ -229,12 +230,15 @@ static void traced_search(hpl_context *ctx)
     free(dir);
 }
 
+/* The papers' package schemes (keep_split: no alone check, which on
+ * logical devices that share the cores would rightly leave the work to one
+ * device). */
 static void packages(hpl_context *ctx, hpl_balance balance)
 {
     char what[64];
     snprintf(what, sizeof what, "%s, annotations", hpl_balance_name(balance));
     hpl_plan *plan = NULL;
-    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = balance, .package = 100}, &plan)))
+    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = balance, .package = 100, .keep_split = true}, &plan)))
         return;
     stencil_steps_in(ctx, plan, &(hpl_launch){.local = {20}}, 5, what); /* packages of 5 work-groups */
     /* The packages of an eval that knows no speeds: later evals may leave
@@ -254,10 +258,46 @@ static void packages(hpl_context *ctx, hpl_balance balance)
         CHECK(packages == N / 100, "%s: %d packages of 100 rows, expected %d", what, packages, N / 100);
     hpl_plan_destroy(plan);
     snprintf(what, sizeof what, "%s, partitioner", hpl_balance_name(balance));
-    if (CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = balance, .partitioner = stencil_parts}, &plan))) {
+    if (CHECK_OK(hpl_plan_create(
+            ctx, &(hpl_plan_desc){.balance = balance, .partitioner = stencil_parts, .keep_split = true}, &plan))) {
         stencil_steps(ctx, plan, 5, what);
         hpl_plan_destroy(plan);
     }
+}
+
+/* A package plan's first eval times the scheme against the device that ran
+ * the most rows, alone, and keeps the faster for the evals after it (until
+ * reset): what the description says is what they run. A kernel that reads
+ * and writes its array (bump) checks that each eval is still one bump,
+ * however many runs the check made. */
+static void package_check(hpl_context *ctx, hpl_balance balance)
+{
+    char what[64], line[1024];
+    snprintf(what, sizeof what, "%s with the alone check", hpl_balance_name(balance));
+    read_write(ctx, balance, false);
+    hpl_plan *plan = NULL;
+    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = balance}, &plan)))
+        return;
+    for (int round = 0; round < 2; round++) {
+        stencil_steps_in(ctx, plan, &(hpl_launch){.local = {20}}, 3, what);
+        hpl_plan_describe(plan, line, sizeof line);
+        const char *verdict = strstr(line, "the largest device alone took");
+        CHECK(verdict != NULL, "%s: the description tells no alone check: %s", what, line);
+        bool alone = verdict && strstr(verdict, "it runs alone");
+        hpl_plan_info info;
+        CHECK_OK(hpl_plan_get_info(plan, &info));
+        int used = 0, packages = 0;
+        for (int i = 0; i < info.device_count; i++) {
+            used += info.in_use[i];
+            packages += info.packages[i];
+        }
+        CHECK(alone ? used == 1 && packages == 0 : packages >= 1,
+              "%s: the last eval used %d devices in %d packages, but the plan says %s", what, used, packages, line);
+        CHECK_OK(hpl_plan_reset(plan));
+        hpl_plan_describe(plan, line, sizeof line);
+        CHECK(!strstr(line, "the largest device alone"), "%s: reset kept the check: %s", what, line);
+    }
+    hpl_plan_destroy(plan);
 }
 
 static void searches_stencil(hpl_context *ctx)
@@ -493,7 +533,7 @@ static void slow_device(hpl_context *ctx, int device_count)
     fill_input(ctx, a, host[0]);
     int slow = 0;
     hpl_plan_desc desc = {.balance = HPL_BALANCE_AUTO_TUNE, .device_count = device_count, .partitioner = slow_first_parts,
-                          .user = &slow};
+                          .user = &slow, .keep_split = true}; /* the guard's doing, not the alone check's */
     for (int i = 0; i < device_count; i++)
         desc.devices[i] = i;
     hpl_plan *plan = NULL;
@@ -563,6 +603,8 @@ int main(void)
     packages(ctx, HPL_BALANCE_DYNAMIC);
     packages(ctx, HPL_BALANCE_HGUIDED);
     packages(ctx, HPL_BALANCE_AUTO_TUNE);
+    package_check(ctx, HPL_BALANCE_DYNAMIC);
+    package_check(ctx, HPL_BALANCE_AUTO_TUNE);
     slow_device(ctx, 2);
     slow_device(ctx, 3);
     bad_plans(ctx);

@@ -115,6 +115,7 @@ static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *pla
     plan->package = desc->package;
     plan->cores = sysconf(_SC_NPROCESSORS_ONLN);
     plan->time_transfers = desc->time_transfers;
+    plan->keep_split = desc->keep_split;
     plan->partitioner = desc->partitioner;
     plan->user = desc->user;
     int rc = devices_check(ctx, desc, plan);
@@ -255,10 +256,11 @@ int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
         n = append(buf, size, n, "%s", line);
         if (plan->runs < plan->search.stats.timings) /* candidates that cut the rows alike share times */
             n = append(buf, size, n, "; %d of the timings ran", plan->runs);
-        if (plan->alone_checked)
-            n = append(buf, size, n, "; the largest device alone took %.3f ms, the split %.3f ms: %s", plan->alone_ms,
-                       plan->split_ms, plan->alone_won ? "it runs alone" : "the split stays");
     }
+    if (plan->alone_checked)
+        n = append(buf, size, n, "; the largest device alone took %.3f ms, the %s %.3f ms: %s", plan->alone_ms,
+                   is_package(in.balance) ? "packages" : "split", plan->split_ms,
+                   plan->alone_won ? "it runs alone" : "the split stays");
     return n;
 }
 
@@ -470,10 +472,11 @@ static int search_restore(hpl_plan *plan, const plan_search *s)
     return s->runs ? saves_restore(plan->ctx, &s->saves) : HPL_OK;
 }
 
+/* cut NULL: a run of the package scheme. */
 static void search_ran(plan_search *s, const plan_cut *cut)
 {
     s->runs++;
-    s->last = *cut;
+    s->last = cut ? *cut : (plan_cut){.count = -1};
 }
 
 /* One timing of the balancer's candidate. A cut timed `reps` times already
@@ -516,8 +519,9 @@ static bool alone_candidate(const hpl_plan *plan, const double *shares, double *
     return shares[top] < 1.0;
 }
 
-/* Host ms of the second of two runs of `shares` in a row (the first puts
- * the data where the distribution wants it, as in a run of evals). */
+/* Host ms of the second of two runs of the cut in a row (the first puts
+ * the data where the distribution wants it, as in a run of evals); cut
+ * NULL: of the package scheme. */
 static int wall_time(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *cut,
                      double *ms)
 {
@@ -528,7 +532,7 @@ static int wall_time(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
             rc = plan_wait(plan->ctx);
         uint64_t t0 = hpl__now_ns();
         if (rc == HPL_OK)
-            rc = hpl__plan_run(plan, args, nargs, cut->pieces, cut->count);
+            rc = cut ? hpl__plan_run(plan, args, nargs, cut->pieces, cut->count) : hpl__plan_packages(plan, args, nargs);
         if (rc == HPL_OK) {
             search_ran(s, cut);
             rc = plan_wait(plan->ctx);
@@ -548,18 +552,16 @@ static int wall_time(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
 #define ALONE_ROUNDS_MAX 8
 #define ALONE_ROUNDS_MS 200.0
 
-static int wall_times(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const double *alone,
-                      double *alone_ms, double *split_ms)
+static int wall_times(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *alone,
+                      const plan_cut *split, double *alone_ms, double *split_ms)
 {
-    plan_cut cuts[2];
-    cut_of(plan, alone, &cuts[0]);
-    cut_of(plan, plan->shares, &cuts[1]);
+    const plan_cut *cuts[2] = {alone, split};
     double best[2] = {INFINITY, INFINITY}, spent = 0;
     int rc = HPL_OK;
     for (int r = 0; rc == HPL_OK && r < ALONE_ROUNDS_MAX && (r < ALONE_ROUNDS_MIN || spent < ALONE_ROUNDS_MS); r++)
         for (int c = 0; rc == HPL_OK && c < 2; c++) {
             double ms = 0;
-            rc = wall_time(plan, s, args, nargs, &cuts[c], &ms);
+            rc = wall_time(plan, s, args, nargs, cuts[c], &ms);
             best[c] = fmin(best[c], ms);
             spent += 2 * ms;
         }
@@ -568,42 +570,54 @@ static int wall_times(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_
     return rc;
 }
 
-/* The balancer's answer against its largest device alone, by the time the
- * host sees (launches, halos and waiting for the slowest included, which
- * the per-device times of the search leave out): the faster is kept. A
- * plan is then never slower than that device alone, which the searches of
- * the papers do not promise. */
-static int check_alone(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+/* The split (split NULL: the package scheme) against the device of
+ * `alone` (a cut of one piece) on its own, by the time the host sees
+ * (launches, halos and waiting for the slowest included, which the
+ * per-device times of a search leave out). Returns whether alone won. A
+ * plan then is never slower than that device alone, which the papers'
+ * schemes do not promise. */
+static int check_alone(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *alone,
+                       const plan_cut *split, bool *won)
 {
-    double alone[HPL__MAX_DEVICES];
-    if (!alone_candidate(plan, plan->shares, alone))
-        return HPL_OK;
     double alone_ms = 0, split_ms = 0;
-    int rc = wall_times(plan, s, args, nargs, alone, &alone_ms, &split_ms);
+    int rc = wall_times(plan, s, args, nargs, alone, split, &alone_ms, &split_ms);
     plan->alone_checked = rc == HPL_OK;
     plan->alone_ms = alone_ms;
     plan->split_ms = split_ms;
-    if (rc == HPL_OK && alone_ms < split_ms) {
-        plan->alone_won = true;
-        memcpy(plan->shares, alone, sizeof alone);
-    }
+    *won = rc == HPL_OK && alone_ms < split_ms;
     return rc;
 }
 
-/* The search ends with the answer's run: the eval's result is the answer's,
- * and the data sits where the answer puts it, as the evals after the search
- * want it. It runs again unless the devices ran its cut last. */
-static int answer_last(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+/* The search's answer against its largest device alone: the faster is the
+ * answer. */
+static int check_answer(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
 {
-    plan_cut cut;
-    cut_of(plan, plan->shares, &cut);
-    if (s->runs && cut_equal(&s->last, &cut))
+    double alone[HPL__MAX_DEVICES];
+    if (plan->keep_split || !alone_candidate(plan, plan->shares, alone))
+        return HPL_OK;
+    plan_cut cuts[2];
+    cut_of(plan, alone, &cuts[0]);
+    cut_of(plan, plan->shares, &cuts[1]);
+    int rc = check_alone(plan, s, args, nargs, &cuts[0], &cuts[1], &plan->alone_won);
+    if (plan->alone_won)
+        memcpy(plan->shares, alone, sizeof alone);
+    return rc;
+}
+
+/* A search ends with its answer's run (answer NULL: the package scheme's):
+ * the eval's result is the answer's, and the data sits where the answer
+ * puts it, as the evals after the search want it. It runs again unless
+ * the devices ran it last. */
+static int answer_last(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *answer)
+{
+    if (s->runs && (answer ? cut_equal(&s->last, answer) : s->last.count < 0))
         return HPL_OK;
     int rc = search_restore(plan, s);
     if (rc == HPL_OK)
-        rc = hpl__plan_run(plan, args, nargs, cut.pieces, cut.count);
+        rc = answer ? hpl__plan_run(plan, args, nargs, answer->pieces, answer->count)
+                    : hpl__plan_packages(plan, args, nargs);
     if (rc == HPL_OK)
-        search_ran(s, &cut);
+        search_ran(s, answer);
     return rc;
 }
 
@@ -631,14 +645,54 @@ static int search_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
     if (rc == HPL_OK) {
         hpl__balance_best(&plan->search, plan->shares);
         if (s->runs > 0)
-            rc = check_alone(plan, s, args, nargs);
+            rc = check_answer(plan, s, args, nargs);
     }
+    plan_cut answer;
+    cut_of(plan, plan->shares, &answer);
     if (rc == HPL_OK)
-        rc = answer_last(plan, s, args, nargs);
+        rc = answer_last(plan, s, args, nargs, &answer);
+    plan->searched = rc == HPL_OK;
     return rc;
 }
 
-static int search(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+/* A package plan's first eval (after creation or a reset): the scheme
+ * against the device that ran the most rows in its first run, alone, as a
+ * search's answer is checked. The package schemes size by speeds in rows
+ * per second, which rows of unequal cost make depend on where a device's
+ * packages fell: a slow device that timed itself on cheap rows takes dear
+ * ones it cannot finish in time (paper 000's unbalanced benchmark), and
+ * only the time the host sees shows it. If alone is faster, every later
+ * eval is that device's alone, until reset. */
+static int package_check_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+{
+    int rc = saves_take(plan, args, nargs, &s->saves);
+    if (rc == HPL_OK)
+        rc = hpl__plan_packages(plan, args, nargs); /* learns the speeds */
+    if (rc != HPL_OK)
+        return rc;
+    search_ran(s, NULL);
+    int used = 0;
+    double alone[HPL__MAX_DEVICES], rows[HPL__MAX_DEVICES];
+    for (int i = 0; i < plan->device_count; i++) {
+        used += plan->last.in_use[i];
+        rows[i] = (double)plan->last.rows[i];
+    }
+    if (plan->keep_split || used < 2)
+        return HPL_OK;
+    alone_candidate(plan, rows, alone);
+    plan_cut cut;
+    cut_of(plan, alone, &cut);
+    rc = check_alone(plan, s, args, nargs, &cut, NULL, &plan->alone_won);
+    plan->alone_device = cut.pieces[0].device;
+    if (rc == HPL_OK)
+        rc = answer_last(plan, s, args, nargs, plan->alone_won ? &cut : NULL);
+    return rc;
+}
+
+/* A first eval that runs the kernel several times: a search, or a package
+ * plan's alone check. The description goes to the log and the trace. */
+static int first_eval(hpl_plan *plan, const hpl_arg *args, size_t nargs,
+                      int (*body)(hpl_plan *, plan_search *, const hpl_arg *, size_t))
 {
     hpl_context *ctx = plan->ctx;
     uint64_t began = hpl__now_ns();
@@ -649,11 +703,9 @@ static int search(hpl_plan *plan, const hpl_arg *args, size_t nargs)
     int rc = hpl__events_enable(ctx, true);
     HPL__UNLOCK(ctx);
     if (rc == HPL_OK) {
-        rc = search_in(plan, s, args, nargs);
-        if (rc == HPL_OK) {
-            plan->searched = true;
+        rc = body(plan, s, args, nargs);
+        if (rc == HPL_OK)
             search_report(plan, began);
-        }
         saves_free(ctx, &s->saves);
         HPL__LOCK(ctx);
         hpl__events_enable(ctx, false);
@@ -728,11 +780,12 @@ static int plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch
     if (rc != HPL_OK)
         return rc;
     if (is_package(plan->balance))
-        return hpl__plan_packages(plan, args, nargs);
+        return plan->alone_checked || plan->keep_split ? hpl__plan_packages(plan, args, nargs)
+                                                       : first_eval(plan, args, nargs, package_check_in);
     if (plan->balance == HPL_BALANCE_ADAPTIVE)
         return adaptive(plan, args, nargs);
     if (is_search(plan->balance) && !plan->searched)
-        return search(plan, args, nargs);
+        return first_eval(plan, args, nargs, search_in);
     return run_shares(plan, args, nargs);
 }
 

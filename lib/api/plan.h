@@ -52,11 +52,14 @@ struct hpl_plan {
     hpl__balance_params params;
     uint64_t package;
     bool time_transfers;
+    bool keep_split; /* no alone check (hpl_plan_desc.keep_split) */
     hpl_partitioner partitioner;
     void *user;
     hpl__balance search; /* searches and ADAPTIVE */
     bool searched;
-    bool alone_checked, alone_won; /* the search's answer against its largest device alone */
+    bool alone_checked, alone_won; /* the search's answer (package schemes: the scheme) against
+                                      its largest device alone */
+    int alone_device;              /* which, when it won */
     double alone_ms, split_ms;     /* their host times */
     int runs;                      /* timed runs a search or ADAPTIVE really made (hpl_plan_info.runs) */
     /* Package schemes: each device's speed (rows per second) as the last
@@ -90,7 +93,9 @@ void hpl__plan_note_pieces(hpl_plan *plan, const hpl__piece *pieces, int count);
 
 /* ---- plan_packages.c --------------------------------------------------- */
 
-/* One eval handed out in packages (DYNAMIC, HGUIDED, AUTO_TUNE). */
+/* One eval handed out in packages (DYNAMIC, HGUIDED, AUTO_TUNE); once the
+ * alone check found a device faster alone (plan->alone_won), that device's
+ * alone, as a plain eval. */
 int hpl__plan_packages(hpl_plan *plan, const hpl_arg *args, size_t nargs);
 
 #endif

@@ -16,7 +16,8 @@
  * running, the eval is that device's alone, run as a plain eval (no
  * packages, no waiting), until hpl_plan_reset. So a CPU 180x slower than
  * the GPU beside it costs one small package in the first eval, and
- * nothing after. */
+ * nothing after. The same when the plan's alone check (plan.c) found the
+ * scheme slower than one device alone. */
 #define _POSIX_C_SOURCE 199309L
 #include "plan.h"
 
@@ -285,7 +286,7 @@ int hpl__plan_packages(hpl_plan *plan, const hpl_arg *args, size_t nargs)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     *run = (package_run){.plan = plan, .args = args, .nargs = nargs};
     int rc = schedule_start(run);
-    int alone = rc == HPL_OK ? hpl__schedule_settle(&run->schedule) : -1;
+    int alone = plan->alone_won ? plan->alone_device : rc == HPL_OK ? hpl__schedule_settle(&run->schedule) : -1;
     if (rc == HPL_OK)
         rc = alone >= 0 ? run_alone(run, alone) : run_packages(run);
     hpl__free(run);
