@@ -189,8 +189,9 @@ static void read_write(hpl_context *ctx, hpl_balance balance, bool transfers)
         CHECK(info.searched && info.distributions >= least && (balance != HPL_BALANCE_SINGLE_STEP || info.distributions == 1),
               "%s: searched %d, %d distributions timed", what, info.searched, info.distributions);
         CHECK(info.runs == info.distributions * 2 || balance == HPL_BALANCE_ITERATIVE, "%s: %d runs", what, info.runs);
-        for (int i = 0; i < info.device_count; i++)
-            CHECK(!info.in_use[i] || isfinite(info.seconds[i]), "%s: time %g", what, info.seconds[i]);
+        for (int i = 0; i < info.device_count; i++) /* the answer's times, not the last candidate's */
+            CHECK(info.in_use[i] ? isfinite(info.seconds[i]) && info.seconds[i] >= 0 : info.seconds[i] == 0,
+                  "%s: device %d (in use %d) time %g", what, i, info.in_use[i], info.seconds[i]);
         CHECK_OK(hpl_plan_reset(plan));
         CHECK_OK(hpl_plan_get_info(plan, &info));
         CHECK(!info.searched && info.distributions == 0, "%s: reset left searched %d", what, info.searched);

@@ -621,6 +621,16 @@ static int answer_last(hpl_plan *plan, plan_search *s, const hpl_arg *args, size
     return rc;
 }
 
+/* The eval's times (hpl_plan_info.seconds) are the answer's, the least
+ * of its timings per device; 0 when its cut was not timed (a device alone
+ * after the alone check): not the times of whichever candidate ran last. */
+static void answer_times(hpl_plan *plan, plan_search *s, const plan_cut *answer)
+{
+    const memo_entry *e = memo_find(s, answer);
+    for (int i = 0; i < plan->device_count; i++)
+        plan->last.seconds[i] = e && plan->last.in_use[i] ? e->seconds[i] : 0.0;
+}
+
 /* The plan's description in the log and the trace. */
 static void search_report(hpl_plan *plan, uint64_t began)
 {
@@ -651,6 +661,7 @@ static int search_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
     cut_of(plan, plan->shares, &answer);
     if (rc == HPL_OK)
         rc = answer_last(plan, s, args, nargs, &answer);
+    answer_times(plan, s, &answer);
     plan->searched = rc == HPL_OK;
     return rc;
 }
@@ -686,6 +697,8 @@ static int package_check_in(hpl_plan *plan, plan_search *s, const hpl_arg *args,
     plan->alone_device = cut.pieces[0].device;
     if (rc == HPL_OK)
         rc = answer_last(plan, s, args, nargs, plan->alone_won ? &cut : NULL);
+    if (plan->alone_won)
+        answer_times(plan, s, &cut); /* not timed: 0 */
     return rc;
 }
 
