@@ -174,8 +174,14 @@ static const struct {
     double x;
     const char *what;
 } specials[] = {
-    {1.0, "log(1) = +0"},   {0.0, "log(+0) = -Inf"}, {-0.0, "log(-0) = -Inf"}, {INFINITY, "log(+Inf) = +Inf"},
-    {-1.0, "log(-1) = NaN"}, {-INFINITY, "log(-Inf) = NaN"}, {NAN, "log(NaN) = NaN"}, {-DBL_TRUE_MIN, "log(-2^-1074) = NaN"},
+    {1.0, "log(1) = +0"},
+    {0.0, "log(+0) = -Inf"},
+    {-0.0, "log(-0) = -Inf"},
+    {INFINITY, "log(+Inf) = +Inf"},
+    {-1.0, "log(-1) = NaN"},
+    {-INFINITY, "log(-Inf) = NaN"},
+    {NAN, "log(NaN) = NaN"},
+    {-DBL_TRUE_MIN, "log(-2^-1074) = NaN"},
 };
 #define SPECIALS (sizeof specials / sizeof specials[0])
 
@@ -210,7 +216,8 @@ static void run_logs(hpl_context *ctx, const inputs *in)
         compare(x, y, in->n, &r);
         CHECK(r.over == 0, "%zu of %zu results over %.1f ulps or more than one double from log()", r.over, in->n,
               MAX_ULPS);
-        th_note("%zu inputs: largest error %.3f ulps (log(%a)); at most %" PRIu64 " double(s) from the C library's log()",
+        th_note("%zu inputs: largest error %.3f ulps (log(%a)); at most %" PRIu64
+                " double(s) from the C library's log()",
                 in->n, r.worst_ulps, r.worst_x, r.worst_apart);
         for (size_t i = 0; i < SPECIALS; i++)
             CHECK(special_ok(i, y[in->n + i]), "%s: got %a", specials[i].what, y[in->n + i]);
