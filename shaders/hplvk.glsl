@@ -89,6 +89,82 @@ HPLVK_TYPE(double, 8)
 #define hpl_owns3(a, i, j, k) \
     (all(greaterThanEqual(uvec3(i, j, k), a.owned_lo)) && all(lessThan(uvec3(i, j, k), a.owned_hi)))
 
+// Natural logarithm in double precision: GLSL's log() takes float only.
+// fdlibm's __ieee754_log (e_log.c, Sun Microsystems 1993; glibc's and
+// musl's log descend from it), error below 1 ulp: x = 2^k (1 + f) with
+// 1 + f in [sqrt(2)/2, sqrt(2)), log(1 + f) = 2 atanh(s) = f - s (f - R)
+// with s = f / (2 + f) and R a minimax polynomial in s^2 (Lg1..Lg7), and
+// k ln 2 added as k ln2_hi (exact) plus k ln2_lo.
+// The error analysis counts every rounding: the result is `precise`, so
+// that no compiler fuses a multiply and an add on its way (Lavapipe's did,
+// and the error went past 1 ulp). It assumes correctly rounded double
+// arithmetic, division included: Lavapipe's is; Vulkan itself promises
+// doubles only the precision of floats. Special values come from bits, not
+// from arithmetic a driver need not keep IEEE: log(+-0) = -Inf, log(x < 0)
+// = NaN, log(+Inf) = +Inf, log(NaN) = NaN, log(1) = +0; subnormals are
+// rescaled with integers, so a device that flushes subnormal operands to
+// zero still gets their logarithm. The constants are local, so a kernel
+// that does not call it needs no Float64 capability (glslang emits only
+// functions that are called; unit_compile checks a float kernel's
+// capabilities).
+double hpl_log_f64(double x)
+{
+    const double ln2_hi = 6.93147180369123816490e-01lf; // 3fe62e42 fee00000
+    const double ln2_lo = 1.90821492927058770002e-10lf; // 3dea39ef 35793c76
+    const double Lg1 = 6.666666666666735130e-01lf;      // 3fe55555 55555593
+    const double Lg2 = 3.999999999940941908e-01lf;      // 3fd99999 9997fa04
+    const double Lg3 = 2.857142874366239149e-01lf;      // 3fd24924 94229359
+    const double Lg4 = 2.222219843214978396e-01lf;      // 3fcc71c5 1d8e78af
+    const double Lg5 = 1.818357216161805012e-01lf;      // 3fc74664 96cb03de
+    const double Lg6 = 1.531383769920937332e-01lf;      // 3fc39a09 d078c69f
+    const double Lg7 = 1.479819860511658591e-01lf;      // 3fc2f112 df3e5244
+    uvec2 w = unpackDouble2x32(x);                      // .x the low word, .y the high one
+    int hx = int(w.y);
+    int k = 0;
+    if (hx < 0x00100000) { // x < 2^-1022: zero, subnormal or negative
+        if ((uint(hx & 0x7fffffff) | w.x) == 0u)
+            return packDouble2x32(uvec2(0u, 0xfff00000u)); // -Inf
+        if (hx < 0)
+            return packDouble2x32(uvec2(0u, 0x7ff80000u)); // NaN
+        // A subnormal is m 2^-1074, m its 52-bit mantissa: take m, exactly.
+        x = double(uint(hx)) * 4294967296.0lf + double(w.x);
+        k = -1074;
+        w = unpackDouble2x32(x);
+        hx = int(w.y);
+    }
+    if (hx >= 0x7ff00000)
+        return x; // +Inf or NaN
+    k += (hx >> 20) - 1023;
+    hx &= 0x000fffff;
+    int i = (hx + 0x95f64) & 0x100000; // set when the mantissa is past sqrt(2): halve it
+    x = packDouble2x32(uvec2(w.x, uint(hx | (i ^ 0x3ff00000))));
+    k += i >> 20;
+    double f = x - 1.0lf;
+    double dk = double(k);
+    precise double result;
+    if ((0x000fffff & (2 + hx)) < 3) { // -2^-20 <= f < 2^-20: three terms of the series
+        double R = f * f * (0.5lf - 0.33333333333333333lf * f);
+        if (f == 0.0lf)
+            result = k == 0 ? 0.0lf : dk * ln2_hi + dk * ln2_lo;
+        else
+            result = k == 0 ? f - R : dk * ln2_hi - ((R - dk * ln2_lo) - f);
+        return result;
+    }
+    double s = f / (2.0lf + f);
+    double z = s * s;
+    double zz = z * z;
+    double t1 = zz * (Lg2 + zz * (Lg4 + zz * Lg6));
+    double t2 = z * (Lg1 + zz * (Lg3 + zz * (Lg5 + zz * Lg7)));
+    double R = t2 + t1;
+    if (((hx - 0x6147a) | (0x6b851 - hx)) > 0) { // mantissa in [1.38, 1.42], |f| near its largest:
+        double hfsq = 0.5lf * f * f;             // f^2/2 kept apart there
+        result = k == 0 ? f - (hfsq - s * (hfsq + R)) : dk * ln2_hi - ((hfsq - (s * (hfsq + R) + dk * ln2_lo)) - f);
+    } else {
+        result = k == 0 ? f - s * (f - R) : dk * ln2_hi - ((s * (f - R) - dk * ln2_lo) - f);
+    }
+    return result;
+}
+
 // Mask invocations past the domain's edge: the kernel's main() is renamed
 // and called from here only for invocations inside the domain.
 void hplvk_user_main();

@@ -535,6 +535,24 @@ static const char *const simple_kernel = "#include <hplvk.glsl>\n"
                                          "hpl_args { hpl_in(float, 1) a; hpl_out(float, 1) b; float s; };\n"
                                          "void main() { uint i = hpl_global_id.x; hpl_at(b, i) = s * hpl_at(a, i); }\n";
 
+/* A float kernel that calls the prelude's hpl_log_f64 needs shaderFloat64
+ * (and nothing 64-bit else); one that does not call it, none (below). */
+static void test_log_f64_capability(void)
+{
+    hpl__reflection r;
+    int rc = compile_reflect("#include <hplvk.glsl>\n"
+                             "hpl_args { hpl_in(float, 1) a; hpl_out(float, 1) b; };\n"
+                             "void main() {\n"
+                             "    uint i = hpl_global_id.x;\n"
+                             "    hpl_at(b, i) = float(hpl_log_f64(double(hpl_at(a, i))));\n"
+                             "}\n",
+                             NULL, &r);
+    CHECK(rc == HPL_OK, "kernel calling hpl_log_f64: %s", hpl_last_error());
+    if (rc == HPL_OK)
+        CHECK(r.needs_float64 && !r.needs_int64, "kernel calling hpl_log_f64: needs float64 %d int64 %d",
+              r.needs_float64, r.needs_int64);
+}
+
 static void test_reflect_misc(void)
 {
     hpl__reflection r;
@@ -542,6 +560,8 @@ static void test_reflect_misc(void)
     CHECK(rc == HPL_OK, "simple kernel: %s", hpl_last_error());
     if (rc == HPL_OK) {
         CHECK(r.arg_count == 3, "arg_count %d", r.arg_count);
+        /* The prelude defines hpl_log_f64: a kernel that does not call it
+         * must not need shaderFloat64 (glslang emits only called functions). */
         CHECK(!r.needs_float64 && !r.needs_int64, "float kernel needs float64 %d int64 %d", r.needs_float64,
               r.needs_int64);
         CHECK(r.local_size_choosable && r.local_size[0] == 1 && r.local_size[1] == 1 && r.local_size[2] == 1,
@@ -1602,6 +1622,7 @@ int main(void)
     test_cache_race();
     test_reflect_all_types();
     test_reflect_misc();
+    test_log_f64_capability();
     test_reflect_block_limits();
     test_own_rules();
     test_raw_spirv();
