@@ -30,7 +30,6 @@
 #define SAMPLE_NAME "game_of_life_plan"
 #include "sample_util.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 
 /* samples/game_of_life.c's kernel, unchanged: it indexes the whole grid. A
@@ -274,23 +273,6 @@ static bool run_all(life_size sz, int32_t *host[HOST_GRIDS], char *devnames, siz
     return sample_log_clean() && ok;
 }
 
-/* "iterative" -> HPL_BALANCE_ITERATIVE, by hpl_balance_name's spelling in
- * any case. */
-static bool parse_balance(const char *s, hpl_balance *out)
-{
-    for (int b = HPL_BALANCE_NONE; b <= HPL_BALANCE_AUTO_TUNE; b++) {
-        const char *name = hpl_balance_name((hpl_balance)b);
-        size_t i = 0;
-        while (s[i] && name[i] && toupper((unsigned char)s[i]) == name[i])
-            i++;
-        if (!s[i] && !name[i]) {
-            *out = (hpl_balance)b;
-            return true;
-        }
-    }
-    return false;
-}
-
 static bool parse_args(int argc, char **argv, life_size *sz)
 {
     *sz = (life_size){256, 256, 40, HPL_BALANCE_NONE};
@@ -299,7 +281,7 @@ static bool parse_args(int argc, char **argv, life_size *sz)
         return false;
     for (int i = 1; i < argc && i <= 3; i++)
         *v[i - 1] = strtoull(argv[i], NULL, 0);
-    if (argc == 5 && !parse_balance(argv[4], &sz->balance))
+    if (argc == 5 && !sample_parse_balance(argv[4], &sz->balance))
         return false;
     /* Three rows and columns for one interior cell; two steps for one
      * first step and at least one timed. */

@@ -18,6 +18,7 @@
 
 #include <hplvk.h>
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -137,6 +138,23 @@ static inline bool sample_part_rows(uint64_t rows, int devices, int index, uint6
     *lo = i * base + (i < extra ? i : extra);
     *hi = *lo + base + (i < extra ? 1 : 0);
     return true;
+}
+
+/* "iterative" -> HPL_BALANCE_ITERATIVE: a balancer by hpl_balance_name's
+ * spelling, in any case. */
+static inline bool sample_parse_balance(const char *s, hpl_balance *out)
+{
+    for (int b = HPL_BALANCE_NONE; b <= HPL_BALANCE_AUTO_TUNE; b++) {
+        const char *name = hpl_balance_name((hpl_balance)b);
+        size_t i = 0;
+        while (s[i] && name[i] && toupper((unsigned char)s[i]) == name[i])
+            i++;
+        if (!s[i] && !name[i]) {
+            *out = (hpl_balance)b;
+            return true;
+        }
+    }
+    return false;
 }
 
 static inline bool sample_zero_copy(hpl_context *ctx, int device)
