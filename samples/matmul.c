@@ -379,8 +379,8 @@ static bool run_all(const mm_data *h, mm_size sz, int reps, char *devnames, size
     return sample_log_clean() && ok;
 }
 
-/* [n [reps]] or M N K [reps]. Dimensions stay below 2^32 (the kernel
- * indexes with uint) and their products within 2^62 (host sizes). */
+/* [n [reps]] or M N K [reps]. Every matrix stays below 2^32 elements:
+ * the kernel indexes with uint. */
 static bool parse_args(int argc, char **argv, mm_size *sz, int *reps)
 {
     *sz = (mm_size){256, 256, 256};
@@ -396,10 +396,9 @@ static bool parse_args(int argc, char **argv, mm_size *sz, int *reps)
         *sz = (mm_size){v[0], v[1], v[2]};
     if (argc == 3 || argc == 5)
         *reps = (int)sample_min(v[argc - 2], 1000000);
-    const uint64_t lim = UINT32_MAX;
-    return sz->m && sz->n && sz->p && sz->m < lim && sz->n < lim && sz->p < lim && *reps > 0 &&
-           (double)sz->m * (double)sz->p < 0x1p62 && (double)sz->p * (double)sz->n < 0x1p62 &&
-           (double)sz->m * (double)sz->n < 0x1p62;
+    const double lim = UINT32_MAX;
+    return sz->m && sz->n && sz->p && *reps > 0 && (double)sz->m * (double)sz->p <= lim &&
+           (double)sz->p * (double)sz->n <= lim && (double)sz->m * (double)sz->n <= lim;
 }
 
 int main(int argc, char **argv)
