@@ -167,9 +167,10 @@ typedef struct mm_tiles {
 /* 128 x 128 tiles, 256 invocations of 8 x 8 each, BK 8: 8.1 KiB of shared
  * memory, within Vulkan's guaranteed 16 KiB. Lavapipe (which runs a
  * work-group as one thread, 8 invocations per SIMD instruction) measured
- * no better with smaller ones (32 x 32 of 4 x 4: about half the rate at 512 and
- * 1024). Devices allowing fewer than 256 invocations per work-group get
- * 64 x 64 tiles (64 invocations), within Vulkan's guaranteed 128. */
+ * no better with smaller ones (32 x 32 of 4 x 4: about half the rate at
+ * 512 and 1024). Devices allowing fewer than 256 invocations per
+ * work-group get 64 x 64 tiles (64 invocations), within Vulkan's
+ * guaranteed 128. */
 static const mm_tiles default_tiles = {128, 128, 8, 8, 8};
 static const mm_tiles small_tiles = {64, 64, 8, 8, 8};
 
