@@ -9,6 +9,9 @@
 #                             glslang, SPIRV-Tools and SPIRV-Cross, in link
 #                             order (link them as direct items, then libstdc++:
 #                             CMake would put an INTERFACE target's items last)
+#   HPLVK_SHADERC_ARCHIVES    the shaderc/glslang/SPIRV-Tools part of
+#                             HPLVK_STATIC_ARCHIVES, same order (for programs
+#                             that compile GLSL themselves without hplvk)
 #   HPLVK_GLSLC               path of glslc (build-time shader compiler)
 #
 # Debian's libshaderc.so.1 leaves glslang's symbols undefined, so shaderc is
@@ -68,6 +71,7 @@ hplvk_static_archives(hplvk_shaderc_static
     HEADER shaderc/shaderc.h
     ARCHIVES shaderc_combined glslang? MachineIndependent GenericCodeGen OSDependent OGLCompiler SPIRV
              SPIRV-Tools-opt SPIRV-Tools)
+set(HPLVK_SHADERC_ARCHIVES ${HPLVK_STATIC_ARCHIVES})
 hplvk_static_archives(hplvk_spirv_cross_static
     HEADER spirv_cross/spirv_cross_c.h
     ARCHIVES spirv-cross-c spirv-cross-glsl spirv-cross-hlsl spirv-cross-msl spirv-cross-cpp spirv-cross-reflect
