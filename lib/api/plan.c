@@ -48,7 +48,7 @@ static void equal_shares(hpl_plan *plan)
 static int plan_restart(hpl_plan *plan)
 {
     plan->searched = false;
-    plan->alone_checked = plan->alone_won = false;
+    plan->alone_checked = plan->alone_won = plan->package_checked = false;
     plan->package_units = 0; /* speeds forgotten */
     plan->runs = 0;
     if (is_search(plan->balance) || plan->balance == HPL_BALANCE_ADAPTIVE) {
@@ -682,6 +682,7 @@ static int package_check_in(hpl_plan *plan, plan_search *s, const hpl_arg *args,
     if (rc != HPL_OK)
         return rc;
     search_ran(s, NULL);
+    plan->package_checked = true;
     int used = 0;
     double alone[HPL__MAX_DEVICES], rows[HPL__MAX_DEVICES];
     for (int i = 0; i < plan->device_count; i++) {
@@ -793,8 +794,8 @@ static int plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch
     if (rc != HPL_OK)
         return rc;
     if (is_package(plan->balance))
-        return plan->alone_checked || plan->keep_split ? hpl__plan_packages(plan, args, nargs)
-                                                       : first_eval(plan, args, nargs, package_check_in);
+        return plan->package_checked || plan->keep_split ? hpl__plan_packages(plan, args, nargs)
+                                                         : first_eval(plan, args, nargs, package_check_in);
     if (plan->balance == HPL_BALANCE_ADAPTIVE)
         return adaptive(plan, args, nargs);
     if (is_search(plan->balance) && !plan->searched)

@@ -60,6 +60,8 @@ struct hpl_plan {
     bool alone_checked, alone_won; /* the search's answer (package schemes: the scheme) against
                                       its largest device alone */
     int alone_device;              /* which, when it won */
+    bool package_checked;          /* package schemes: the first eval's check is done (or had
+                                      nothing to compare: one device ran everything) */
     double alone_ms, split_ms;     /* their host times */
     int runs;                      /* timed runs a search or ADAPTIVE really made (hpl_plan_info.runs) */
     /* Package schemes: each device's speed (rows per second) as the last
