@@ -427,7 +427,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     const ep_class *c = parse_class(argc, argv);
     hpl_balance balance = HPL_BALANCE_NONE;
-    if (c && argc == 3 && !sample_parse_balance(argv[2], &balance)) {
+    if (c && argc == 3 && !sample_parse_balance(argv[2], strlen(argv[2]), &balance)) {
         fprintf(stderr, SAMPLE_NAME ": unknown balancer \"%s\"\n", argv[2]);
         c = NULL;
     }

@@ -281,7 +281,7 @@ static bool parse_args(int argc, char **argv, life_size *sz)
         return false;
     for (int i = 1; i < argc && i <= 3; i++)
         *v[i - 1] = strtoull(argv[i], NULL, 0);
-    if (argc == 5 && !sample_parse_balance(argv[4], &sz->balance))
+    if (argc == 5 && !sample_parse_balance(argv[4], strlen(argv[4]), &sz->balance))
         return false;
     /* Three rows and columns for one interior cell; two steps for one
      * first step and at least one timed. */

@@ -141,15 +141,15 @@ static inline bool sample_part_rows(uint64_t rows, int devices, int index, uint6
 }
 
 /* "iterative" -> HPL_BALANCE_ITERATIVE: a balancer by hpl_balance_name's
- * spelling, in any case. */
-static inline bool sample_parse_balance(const char *s, hpl_balance *out)
+ * spelling, in any case, from the first len characters of s. */
+static inline bool sample_parse_balance(const char *s, size_t len, hpl_balance *out)
 {
     for (int b = HPL_BALANCE_NONE; b <= HPL_BALANCE_AUTO_TUNE; b++) {
         const char *name = hpl_balance_name((hpl_balance)b);
         size_t i = 0;
-        while (s[i] && name[i] && toupper((unsigned char)s[i]) == name[i])
+        while (i < len && name[i] && toupper((unsigned char)s[i]) == name[i])
             i++;
-        if (!s[i] && !name[i]) {
+        if (i == len && !name[i]) {
             *out = (hpl_balance)b;
             return true;
         }

@@ -43,7 +43,6 @@
 #define SAMPLE_NAME "unbalanced"
 #include "sample_util.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -404,20 +403,16 @@ static bool parse_x(const char *s, bench_args *ba)
     return ba->nx > 0;
 }
 
-/* One name of a comma list, by hpl_balance_name's spelling in any case. */
+/* One name of a comma list (NONE is no balancer to race). */
 static bool use_balancer(const char *s, size_t len, bench_args *ba)
 {
-    for (int k = 0; k < BALANCERS; k++) {
-        const char *name = hpl_balance_name(all_balancers[k]);
-        size_t i = 0;
-        while (i < len && name[i] && toupper((unsigned char)s[i]) == name[i])
-            i++;
-        if (i == len && !name[i]) {
+    hpl_balance b;
+    if (!sample_parse_balance(s, len, &b))
+        return false;
+    for (int k = 0; k < BALANCERS; k++)
+        if (all_balancers[k] == b)
             ba->use[k] = true;
-            return true;
-        }
-    }
-    return false;
+    return b != HPL_BALANCE_NONE;
 }
 
 static bool parse_balancers(const char *s, bench_args *ba)

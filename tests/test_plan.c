@@ -231,6 +231,23 @@ static void traced_search(hpl_context *ctx)
     free(dir);
 }
 
+/* The last eval's totals over the plan's devices. */
+typedef struct eval_tally {
+    uint64_t rows;
+    int packages, used;
+} eval_tally;
+
+static eval_tally tally(const hpl_plan_info *info)
+{
+    eval_tally t = {0};
+    for (int i = 0; i < info->device_count; i++) {
+        t.rows += info->rows[i];
+        t.packages += info->packages[i];
+        t.used += info->in_use[i];
+    }
+    return t;
+}
+
 /* The papers' package schemes (keep_split: no alone check, which on
  * logical devices that share the cores would rightly leave the work to one
  * device). */
@@ -248,15 +265,11 @@ static void packages(hpl_context *ctx, hpl_balance balance)
     stencil_steps_in(ctx, plan, &(hpl_launch){.local = {20}}, 1, what);
     hpl_plan_info info;
     CHECK_OK(hpl_plan_get_info(plan, &info));
-    uint64_t rows = 0;
-    int packages = 0;
-    for (int i = 0; i < info.device_count; i++) {
-        rows += info.rows[i];
-        packages += info.packages[i];
-    }
-    CHECK(rows == N && packages >= 2, "%s: %llu rows in %d packages", what, (unsigned long long)rows, packages);
+    eval_tally t = tally(&info);
+    CHECK(t.rows == N && t.packages >= 2, "%s: %llu rows in %d packages", what, (unsigned long long)t.rows,
+          t.packages);
     if (balance == HPL_BALANCE_DYNAMIC)
-        CHECK(packages == N / 100, "%s: %d packages of 100 rows, expected %d", what, packages, N / 100);
+        CHECK(t.packages == N / 100, "%s: %d packages of 100 rows, expected %d", what, t.packages, N / 100);
     hpl_plan_destroy(plan);
     snprintf(what, sizeof what, "%s, partitioner", hpl_balance_name(balance));
     if (CHECK_OK(hpl_plan_create(
@@ -287,19 +300,13 @@ static void package_check(hpl_context *ctx, hpl_balance balance)
         bool alone = verdict && strstr(verdict, "it runs alone");
         hpl_plan_info info;
         CHECK_OK(hpl_plan_get_info(plan, &info));
-        int used = 0, packages = 0;
-        uint64_t rows = 0;
-        for (int i = 0; i < info.device_count; i++) {
-            used += info.in_use[i];
-            packages += info.packages[i];
-            rows += info.rows[i];
-        }
+        eval_tally t = tally(&info);
         /* When the split stays, the scheme may still leave an eval to one
          * device by its learnt speeds (a zero-copy device far faster than
          * the others did so in CI); when alone won, nothing else runs. */
-        CHECK(rows == N && (!alone || (used == 1 && packages == 0)),
+        CHECK(t.rows == N && (!alone || (t.used == 1 && t.packages == 0)),
               "%s: the last eval ran %llu rows on %d devices in %d packages, and the plan says %s", what,
-              (unsigned long long)rows, used, packages, line);
+              (unsigned long long)t.rows, t.used, t.packages, line);
         CHECK_OK(hpl_plan_reset(plan));
         hpl_plan_describe(plan, line, sizeof line);
         CHECK(!strstr(line, "the largest device alone"), "%s: reset kept the check: %s", what, line);
@@ -559,21 +566,16 @@ static void slow_device(hpl_context *ctx, int device_count)
         host_stencil(host[s % 2], host[1 - s % 2]);
         hpl_plan_info info;
         CHECK_OK(hpl_plan_get_info(plan, &info));
-        uint64_t rows = 0;
-        int packages = 0;
-        for (int i = 0; i < info.device_count; i++) {
-            rows += info.rows[i];
-            packages += info.packages[i];
-        }
-        CHECK(rows == N, "%s, eval %d: %llu rows ran", what, s, (unsigned long long)rows);
+        eval_tally t = tally(&info);
+        CHECK(t.rows == N, "%s, eval %d: %llu rows ran", what, s, (unsigned long long)t.rows);
         if (info.in_use[0]) {
             CHECK(out_since < 0, "%s, eval %d: the slow device is back (out since eval %d)", what, s, out_since);
             continue;
         }
         out_since = out_since < 0 ? s : out_since;
         if (device_count == 2)
-            CHECK(packages == 0 && info.rows[1] == N, "%s, eval %d: device 1 ran %llu rows in %d packages, not alone",
-                  what, s, (unsigned long long)info.rows[1], packages);
+            CHECK(t.packages == 0 && info.rows[1] == N, "%s, eval %d: device 1 ran %llu rows in %d packages, not alone",
+                  what, s, (unsigned long long)info.rows[1], t.packages);
     }
     CHECK(out_since > 0 && out_since <= steps - 3, "%s: the slow device is out from eval %d of %d", what, out_since,
           steps);

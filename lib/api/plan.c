@@ -222,16 +222,6 @@ int hpl_plan_get_info(hpl_plan *plan, hpl_plan_info *out)
     return HPL_OK;
 }
 
-static int append(char *buf, size_t size, int n, const char *fmt, ...) HPL__PRINTF(4, 5);
-static int append(char *buf, size_t size, int n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t at = (size_t)n < size ? (size_t)n : size;
-    int m = vsnprintf(buf ? buf + at : NULL, size - at, fmt, ap);
-    va_end(ap);
-    return m < 0 ? n : n + m;
-}
 
 int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
 {
@@ -239,26 +229,26 @@ int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_describe: %s is NULL", !plan ? "plan" : "buf");
     hpl_plan_info in;
     hpl_plan_get_info(plan, &in);
-    int n = append(buf, size, 0, "plan %s:", hpl_balance_name(in.balance));
+    int n = hpl__append(buf, size, 0, "plan %s:", hpl_balance_name(in.balance));
     for (int i = 0; i < in.device_count; i++) {
-        n = append(buf, size, n, " device %d %.4f", in.devices[i], in.shares[i]);
+        n = hpl__append(buf, size, n, " device %d %.4f", in.devices[i], in.shares[i]);
         if (in.seconds[i] > 0.0)
-            n = append(buf, size, n, " (%.3f ms)", in.seconds[i] * 1e3);
+            n = hpl__append(buf, size, n, " (%.3f ms)", in.seconds[i] * 1e3);
         if (in.packages[i])
-            n = append(buf, size, n, " (%d packages)", in.packages[i]);
+            n = hpl__append(buf, size, n, " (%d packages)", in.packages[i]);
         if (is_package(in.balance) && plan->package_units && plan->package_speed[i] > 0)
-            n = append(buf, size, n, " (%.4g rows/s)", plan->package_speed[i]);
+            n = hpl__append(buf, size, n, " (%.4g rows/s)", plan->package_speed[i]);
     }
     if (is_search(in.balance) || in.balance == HPL_BALANCE_ADAPTIVE) {
-        n = append(buf, size, n, "; ");
+        n = hpl__append(buf, size, n, "; ");
         char line[512];
         hpl__balance_describe(&plan->search, line, sizeof line);
-        n = append(buf, size, n, "%s", line);
+        n = hpl__append(buf, size, n, "%s", line);
         if (plan->runs < plan->search.stats.timings) /* candidates that cut the rows alike share times */
-            n = append(buf, size, n, "; %d of the timings ran", plan->runs);
+            n = hpl__append(buf, size, n, "; %d of the timings ran", plan->runs);
     }
     if (plan->alone_checked)
-        n = append(buf, size, n, "; the largest device alone took %.3f ms, the %s %.3f ms: %s", plan->alone_ms,
+        n = hpl__append(buf, size, n, "; the largest device alone took %.3f ms, the %s %.3f ms: %s", plan->alone_ms,
                    is_package(in.balance) ? "packages" : "split", plan->split_ms,
                    plan->alone_won ? "it runs alone" : "the split stays");
     return n;

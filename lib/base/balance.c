@@ -1008,38 +1008,27 @@ const char *hpl__balance_kind_name(hpl__balance_kind kind)
     return "?";
 }
 
-/* snprintf that keeps appending after a truncation without overrunning. */
-static int append(char *buf, size_t size, int at, const char *fmt, ...) HPL__PRINTF(4, 5);
-static int append(char *buf, size_t size, int at, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t used_ = (size_t)at < size ? (size_t)at : size;
-    int n = vsnprintf(buf ? buf + used_ : NULL, size - used_, fmt, ap);
-    va_end(ap);
-    return n < 0 ? at : at + n;
-}
 
 int hpl__balance_describe(const hpl__balance *b, char *buf, size_t size)
 {
     const hpl__balance_stats *s = &b->stats;
-    int n = append(buf, size, 0, "%s%s: shares", hpl__balance_kind_name(b->kind), b->finished ? "" : " (searching)");
+    int n = hpl__append(buf, size, 0, "%s%s: shares", hpl__balance_kind_name(b->kind), b->finished ? "" : " (searching)");
     for (int i = 0; i < b->devices; i++)
-        n = append(buf, size, n, " %.4f", b->choice[i]);
+        n = hpl__append(buf, size, n, " %.4f", b->choice[i]);
     if (b->choice_timed)
-        n = append(buf, size, n, ", makespan %.6g s", b->choice_makespan);
+        n = hpl__append(buf, size, n, ", makespan %.6g s", b->choice_makespan);
     else if (s->solves > 0)
-        n = append(buf, size, n, ", predicted %.6g s", s->predicted);
-    n = append(buf, size, n, "; %d distributions, %d timings", s->distributions, s->timings);
+        n = hpl__append(buf, size, n, ", predicted %.6g s", s->predicted);
+    n = hpl__append(buf, size, n, "; %d distributions, %d timings", s->distributions, s->timings);
     if (s->solves > 0)
-        n = append(buf, size, n, ", %d solves", s->solves);
+        n = hpl__append(buf, size, n, ", %d solves", s->solves);
     if (b->kind == HPL__BALANCE_EXHAUSTIVE)
-        n = append(buf, size, n, ", step %.4g", s->step);
+        n = hpl__append(buf, size, n, ", step %.4g", s->step);
     if (b->kind == HPL__BALANCE_ITERATIVE && b->finished)
-        n = append(buf, size, n, s->converged ? ", converged" : ", not converged");
+        n = hpl__append(buf, size, n, s->converged ? ", converged" : ", not converged");
     if (s->dropped > 0)
-        n = append(buf, size, n, ", %d dropped", s->dropped);
+        n = hpl__append(buf, size, n, ", %d dropped", s->dropped);
     if (s->rejected > 0)
-        n = append(buf, size, n, ", %d timings refused", s->rejected);
+        n = hpl__append(buf, size, n, ", %d timings refused", s->rejected);
     return n;
 }

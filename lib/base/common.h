@@ -52,6 +52,12 @@ static inline bool hpl__add_u64(uint64_t a, uint64_t b, uint64_t *out)
     return !__builtin_add_overflow(a, b, out);
 }
 
+/* snprintf at buf + at that keeps counting after a truncation without
+ * overrunning: returns at plus what was (or would have been) written, so a
+ * chain of appends gives the length a full buffer needs. buf may be NULL
+ * with size 0. */
+int hpl__append(char *buf, size_t size, int at, const char *fmt, ...) HPL__PRINTF(4, 5);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t hpl__now_ns(void);
 

@@ -60,3 +60,13 @@ uint64_t hpl__now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+int hpl__append(char *buf, size_t size, int at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t used = (size_t)at < size ? (size_t)at : size;
+    int n = vsnprintf(buf ? buf + used : NULL, size - used, fmt, ap);
+    va_end(ap);
+    return n < 0 ? at : at + n;
+}
