@@ -43,10 +43,11 @@
 # HPLVK_DEVICES, hpl_device_count(, hpl_part( or hpl_part1( (a launch over
 # the devices, the distribution annotations a single-device eval writes as
 # hpl_arr), except statements that print (printf, fprintf, snprintf: from
-# the line of the call through the one ending with ';').
+# the line of the call through the one ending with ';') and `report` lines.
 # Reported beside it, not against the target: `report` lines, those calling
 # sample_devices(, sample_device_list(, hpl_array_part_count( or
-# sample_halo_report( (the RESULT device list and the checks of the parts).
+# sample_halo_report( (the RESULT device list and the checks of the parts: a
+# single-device version prints its device and checks its result too).
 #
 # TABLE 3, halo-exchange code in the stencil samples (target 0): host lines
 # that copy between arrays or parts (hpl_array_assign(, hpl_plan_copy(,
@@ -142,6 +143,11 @@ REPORT='sample_devices\(|sample_device_list\(|hpl_array_part_count\(|sample_halo
 HALO='hpl_array_assign\(|hpl_plan_copy\(|hpl_subarray\(|[A-Za-z0-9_]*(exchange|halo|neighbo)[A-Za-z0-9_]*[ \t]*\('
 HALO_CHECKS='[A-Za-z0-9_]*(check|expected|report)[A-Za-z0-9_]*[ \t]*\('
 
+# Table 2's lines of a file: distribution lines, not printing, not report.
+distribution_lines() {
+    host_lines "$1" | matching "$DIST" "$PRINTS" | awk -v report="$REPORT" '$0 !~ report'
+}
+
 show() {
     if [[ $verbose -eq 1 ]]; then
         sed 's/^/        | /'
@@ -172,10 +178,10 @@ echo "== lines that change from one device to many (target <= 2) =="
 printf '%-14s %6s %-6s %7s\n' sample lines "" report
 for s in game_of_life jacobi matmul matmul_rows ep wave_sim; do
     [[ -f $dir/$s.c ]] || continue
-    n=$(host_lines "$dir/$s.c" | matching "$DIST" "$PRINTS" | count)
+    n=$(distribution_lines "$dir/$s.c" | count)
     rep=$(host_lines "$dir/$s.c" | matching "$REPORT" | count)
     printf '%-14s %6s %-6s %7s\n' "$s" "$n" "$(verdict "$n" 2)" "$rep"
-    host_lines "$dir/$s.c" | matching "$DIST" "$PRINTS" | show
+    distribution_lines "$dir/$s.c" | show
 done
 
 echo

@@ -216,12 +216,12 @@ static int eval_ep(hpl_context *ctx, hpl_plan *plan, hpl_kernel ep, uint64_t ite
     return HPL_OK;
 }
 
-/* One pair on one work-item per device: makes every device's pipeline, so
- * that the timed run does not. */
+/* One pair per work-item, a work-item for every device there can be:
+ * makes every device's pipeline, so that the timed run does not. */
 static int warm_up(hpl_context *ctx, hpl_kernel ep)
 {
     hpl_array sums, counts;
-    uint64_t items = (uint64_t)hpl_device_count(ctx);
+    uint64_t items = HPL_MAX_DEVICES;
     SAMPLE_TRY(make_partials(ctx, items, &sums, &counts));
     SAMPLE_TRY(eval_ep(ctx, NULL, ep, items, 1, sums, counts));
     SAMPLE_TRY(hpl_array_destroy(ctx, sums));
