@@ -2,284 +2,85 @@
  * game_of_life — Conway's Game of Life split by rows over every device of
  * the context (HPLVK_DEVICES, e.g. "gpu0,cpu"), with no halo-exchange code
  * (the paper's fig. A.16 without its exchange loop), and the same kernel as
- * on one device.
+ * on one device: the program a user writes.
  *
  *   game_of_life [rows [cols [steps [host_budget]]]]   default 512 512 100 3e8
  *
  * Each step is one eval, hpl_part1(src, 1), hpl_part1(dst, 1), the two
  * grids swapped every step: each device computes its rows, and the library
  * refreshes the halo rows a part reads from the neighbour that wrote them.
- * Border cells (first/last row and column) stay dead.
- *
  * The first step warms up (compiles on every device, uploads the parts);
- * the other steps are timed up to the end of their work, and the bytes
- * moved during them are checked against two halo rows each way per
- * boundary between parts. The result must equal, bit for bit, a host
- * computation of the same steps and the same steps run on device 0 alone
- * in the same context.
+ * the other steps are timed up to the end of their work.
+ *
+ * The result must equal, bit for bit, the host's computation of the same
+ * steps (past host_budget cell updates: bands of rows around the
+ * boundaries between parts), and the library and the validation layer must
+ * report no error. samples/jacobi.c, the same stencil shape, also checks
+ * the halo bytes, the parts and a rerun on device 0 alone. What this
+ * program shares with its Vulkan twin (twin_game_of_life.c) is in
+ * life_host.h.
  */
 #define _POSIX_C_SOURCE 199309L
 #define SAMPLE_NAME "game_of_life"
 #include "sample_util.h"
 
-#include <stdlib.h>
+#include "life_host.h"
 
-/* One kernel for one device and for many: it indexes the whole grid. Split
- * by rows, each subkernel runs over the rows its device owns, and the rows
- * it reads above and below its part are the halo rows the library keeps
- * fresh. */
+/* life_host.h's kernel on hplvk's arguments. It indexes the whole grid:
+ * split by rows, each subkernel runs over the rows its device owns, and the
+ * rows it reads above and below its part are the halo rows the library
+ * keeps fresh. */
 static const char *life_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_in(int, 2) src; hpl_out(int, 2) dst; };\n"
-    "void main() {\n"
-    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
-    "    if (r == 0u || r == src.dims.x - 1u || c == 0u || c == src.dims.y - 1u) {\n"
-    "        hpl_at2(dst, r, c) = 0;\n"
-    "        return;\n"
-    "    }\n"
-    "    int n = hpl_at2(src, r - 1u, c - 1u) + hpl_at2(src, r - 1u, c) + hpl_at2(src, r - 1u, c + 1u)\n"
-    "          + hpl_at2(src, r, c - 1u) + hpl_at2(src, r, c + 1u)\n"
-    "          + hpl_at2(src, r + 1u, c - 1u) + hpl_at2(src, r + 1u, c) + hpl_at2(src, r + 1u, c + 1u);\n"
-    "    hpl_at2(dst, r, c) = (n == 3 || (n == 2 && hpl_at2(src, r, c) != 0)) ? 1 : 0;\n"
-    "}\n";
+    "#define ROWS src.dims.x\n"
+    "#define COLS src.dims.y\n"
+    "#define CELL hpl_global_id.xy\n"
+    "#define SRC(r, c) hpl_at2(src, r, c)\n"
+    "#define DST(r, c) hpl_at2(dst, r, c)\n" LIFE_KERNEL_MAIN;
 
-typedef struct life_size {
-    uint64_t rows, cols, steps;
-    uint64_t host_budget; /* cell updates the host reference may take */
-} life_size;
-
-/* Random cells, about 30% alive, from a fixed-seed LCG so that every run
- * (and every device count) starts from the same grid; borders dead. */
-static void initial_grid(int32_t *g, life_size sz)
-{
-    uint32_t state = 20240601u;
-    for (uint64_t i = 0; i < sz.rows; i++)
-        for (uint64_t j = 0; j < sz.cols; j++) {
-            state = state * 1664525u + 1013904223u;
-            bool border = i == 0 || j == 0 || i == sz.rows - 1 || j == sz.cols - 1;
-            g[i * sz.cols + j] = !border && (state >> 24) < 77u;
-        }
-}
-
-static void host_step(const int32_t *in, int32_t *out, life_size sz)
-{
-    const uint64_t C = sz.cols;
-    for (uint64_t i = 0; i < sz.rows; i++)
-        for (uint64_t j = 0; j < C; j++) {
-            if (i == 0 || j == 0 || i == sz.rows - 1 || j == C - 1) {
-                out[i * C + j] = 0;
-                continue;
-            }
-            int n = 0;
-            for (int di = -1; di <= 1; di++)
-                for (int dj = -1; dj <= 1; dj++)
-                    n += (di || dj) ? in[(i + (uint64_t)di) * C + j + (uint64_t)dj] : 0;
-            out[i * C + j] = n == 3 || (n == 2 && in[i * C + j] != 0);
-        }
-}
-
-/* grid[0] holds the start; returns the grid that holds the last step. */
-static int32_t *host_reference(int32_t *grid[2], life_size sz)
-{
-    for (uint64_t s = 0; s < sz.steps; s++)
-        host_step(grid[s % 2], grid[(s + 1) % 2], sz);
-    return grid[sz.steps % 2];
-}
-
-/* Two grids on the library's side, the first holding the start. */
-static int make_grids(hpl_context *ctx, const int32_t *start, life_size sz, const char *tag, hpl_array g[2])
-{
-    char name[2][32];
-    for (int i = 0; i < 2; i++) {
-        snprintf(name[i], sizeof name[i], "%s_%c", tag, 'a' + i);
-        SAMPLE_TRY(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_INT32, .dims = {sz.rows, sz.cols}, .name = name[i]},
-                                    &g[i]));
-    }
-    SAMPLE_TRY(hpl_array_write(ctx, g[0], start, sz.rows * sz.cols * sizeof *start));
-    return HPL_OK;
-}
-
-/* Steps first .. last-1: step s reads g[s % 2] and writes the other, split
- * by rows over every device of the context with one halo row, or on device 0. */
-static int run_steps(hpl_context *ctx, hpl_kernel life, bool split, const hpl_array g[2], uint64_t first, uint64_t last)
+/* Step s: g[s % 2] to the other grid, split by rows over every device with
+ * one halo row on each side. */
+static int step(hpl_context *ctx, hpl_kernel life, const hpl_array g[2], uint64_t s)
 {
     const hpl_launch all = sample_launch(ctx);
-    for (uint64_t s = first; s < last; s++) {
-        if (split)
-            SAMPLE_TRY(hpl_eval(ctx, life, &all, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
-        else
-            SAMPLE_TRY(hpl_eval(ctx, life, NULL, HPL_ARGS(hpl_arr(g[s % 2]), hpl_arr(g[(s + 1) % 2]))));
-    }
-    return HPL_OK;
+    return hpl_eval(ctx, life, &all, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1)));
 }
 
-typedef struct life_run {
-    double ms;       /* steps 1 .. steps-1, up to the end of their work */
-    hpl_stats stats; /* what moved during those steps */
-    int parts;       /* parts of the last eval */
-} life_run;
-
-/* The multi-device run on every device of the context; the result
- * lands in `out`. */
-static int run_default(hpl_context *ctx, hpl_kernel life, const int32_t *start, life_size sz, int32_t *out,
-                       life_run *run)
+/* The start in `grid` to the devices, the warm-up step, the timed steps
+ * (*ms), the last grid back into `grid`; *parts: how many the grid was
+ * split into. */
+static int run(hpl_context *ctx, life_size sz, int32_t *grid, double *ms, int *parts)
 {
-    hpl_array g[2];
-    SAMPLE_TRY(make_grids(ctx, start, sz, "multi", g));
-    SAMPLE_TRY(run_steps(ctx, life, true, g, 0, 1));
-    SAMPLE_TRY(hpl_finish(ctx));
-    /* From here on only halo rows should move. */
-    SAMPLE_TRY(hpl_stats_reset(ctx));
-    double t0 = sample_now_ms();
-    SAMPLE_TRY(run_steps(ctx, life, true, g, 1, sz.steps));
-    SAMPLE_TRY(hpl_finish(ctx));
-    run->ms = sample_now_ms() - t0;
-    SAMPLE_TRY(hpl_stats_get(ctx, &run->stats));
-    run->parts = hpl_array_part_count(ctx, g[sz.steps % 2]);
-    SAMPLE_TRY(hpl_array_read(ctx, g[sz.steps % 2], out, sz.rows * sz.cols * sizeof *out));
-    SAMPLE_TRY(hpl_array_destroy(ctx, g[0]));
-    SAMPLE_TRY(hpl_array_destroy(ctx, g[1]));
-    return HPL_OK;
-}
-
-/* The same steps with the same kernel on device 0 alone, not annotated,
- * separate arrays. */
-static int run_single(hpl_context *ctx, hpl_kernel life, const int32_t *start, life_size sz, int32_t *out)
-{
-    hpl_array g[2];
-    SAMPLE_TRY(make_grids(ctx, start, sz, "single", g));
-    SAMPLE_TRY(run_steps(ctx, life, false, g, 0, sz.steps));
-    SAMPLE_TRY(hpl_array_read(ctx, g[sz.steps % 2], out, sz.rows * sz.cols * sizeof *out));
-    SAMPLE_TRY(hpl_array_destroy(ctx, g[0]));
-    SAMPLE_TRY(hpl_array_destroy(ctx, g[1]));
-    return HPL_OK;
-}
-
-static bool same_grid(const char *what, const int32_t *got, const int32_t *want, life_size sz)
-{
-    uint64_t bad = 0, n = sz.rows * sz.cols;
-    for (uint64_t i = 0; i < n; i++)
-        if (got[i] != want[i] && bad++ < 5)
-            fprintf(stderr, SAMPLE_NAME ": %s: cell (%" PRIu64 ", %" PRIu64 ") = %d, expected %d\n", what,
-                    i / sz.cols, i % sz.cols, got[i], want[i]);
-    if (bad)
-        fprintf(stderr, SAMPLE_NAME ": %s: %" PRIu64 " of %" PRIu64 " cells differ\n", what, bad, n);
-    return bad == 0;
-}
-
-static uint64_t alive(const int32_t *g, life_size sz)
-{
-    uint64_t n = 0;
-    for (uint64_t i = 0; i < sz.rows * sz.cols; i++)
-        n += g[i] != 0;
-    return n;
-}
-
-static bool parse_size(int argc, char **argv, life_size *sz)
-{
-    *sz = (life_size){512, 512, 100, 300000000};
-    uint64_t *v[4] = {&sz->rows, &sz->cols, &sz->steps, &sz->host_budget};
-    if (argc > 5)
-        return false;
-    for (int i = 1; i < argc; i++)
-        *v[i - 1] = strtoull(argv[i], NULL, 0);
-    /* Three rows and columns for one interior cell; two steps for one
-     * warm-up step and at least one timed. */
-    return sz->rows >= 3 && sz->cols >= 3 && sz->steps >= 2;
-}
-
-/* host[0]: the start; host[1], host[2]: the reference's grids; host[3]: the
- * multi-device result; host[4]: device 0's. */
-enum { START, REF_A, REF_B, MULTI, SINGLE, HOST_GRIDS };
-
-static int run_devices(hpl_context *ctx, const int *devices, int ndev, life_size sz, int32_t *host[HOST_GRIDS],
-                       char *devnames, size_t cap, life_run *run)
-{
+    const hpl_array_desc desc = {.type = HPL_INT32, .dims = {sz.rows, sz.cols}};
     hpl_kernel life;
-    SAMPLE_TRY(sample_device_list(ctx, devices, ndev, devnames, cap));
+    hpl_array g[2];
     SAMPLE_TRY(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = life_src, .name = "life"}}, &life));
-    SAMPLE_TRY(run_default(ctx, life, host[START], sz, host[MULTI], run));
-    SAMPLE_TRY(run_single(ctx, life, host[START], sz, host[SINGLE]));
+    SAMPLE_TRY(hpl_array_create(ctx, &desc, &g[0]));
+    SAMPLE_TRY(hpl_array_create(ctx, &desc, &g[1]));
+    SAMPLE_TRY(hpl_array_write(ctx, g[0], grid, life_bytes(sz)));
+    /* Step 0 warms up, untimed: it compiles on every device and uploads the parts. */
+    SAMPLE_TRY(step(ctx, life, g, 0));
+    SAMPLE_TRY(hpl_finish(ctx));
+    double t0 = life_now_ms();
+    for (uint64_t s = 1; s < sz.steps; s++)
+        SAMPLE_TRY(step(ctx, life, g, s));
+    SAMPLE_TRY(hpl_finish(ctx));
+    *ms = life_now_ms() - t0;
+    SAMPLE_TRY(hpl_array_read(ctx, g[sz.steps % 2], grid, life_bytes(sz)));
+    *parts = hpl_array_part_count(ctx, g[sz.steps % 2]);
     return HPL_OK;
 }
 
-/* Host references cost rows x cols x steps cell updates; past
- * sz.host_budget (default 3e8) the host computes bands of rows only, around each boundary between parts
- * and at the edges: a band's rows after `steps` steps depend only on the
- * start rows within `steps` of it (the light cone), so each band is
- * simulated exactly on a window of those rows, in bounded time. */
-#define BAND_ROWS 8
-
-/* Rows [lo, hi) after every step, simulated on rows [w_lo, w_hi) of the
- * start in ref[]; returns where row lo is. Rows of the window's artificial
- * edges go wrong, but only within `steps` rows of them: outside the band. */
-static const int32_t *band_reference(const int32_t *start, life_size sz, uint64_t lo, uint64_t hi, int32_t *ref[2])
+/* The host's check. Past the host budget it looks at bands of rows around
+ * the first row of each part, where the library's split (sample_part_rows)
+ * puts the halo rows that cross between devices. */
+static bool check(const int32_t *grid, life_size sz, int parts)
 {
-    uint64_t w_lo = lo > sz.steps ? lo - sz.steps : 0, w_hi = sample_min(sz.rows, hi + sz.steps);
-    life_size window = sz;
-    window.rows = w_hi - w_lo;
-    memcpy(ref[0], start + w_lo * sz.cols, window.rows * sz.cols * sizeof *start);
-    return host_reference(ref, window) + (lo - w_lo) * sz.cols;
-}
-
-/* Compares the multi-device result with the host: all of it, or bands of
- * rows when the whole would pass HOST_BUDGET. */
-static bool check_host(const int32_t *got, const int32_t *start, life_size sz, int parts, int32_t *ref[2])
-{
-    if ((double)sz.rows * (double)sz.cols * (double)sz.steps <= (double)sz.host_budget || sz.rows < 2 * BAND_ROWS) {
-        memcpy(ref[0], start, sz.rows * sz.cols * sizeof *start);
-        return same_grid("multi-device vs host", got, host_reference(ref, sz), sz);
-    }
-    bool ok = true;
-    for (int k = 0; k <= parts; k++) {
-        uint64_t at = sz.rows * (uint64_t)k / (uint64_t)parts;
-        uint64_t lo = at > BAND_ROWS / 2 ? sample_min(at - BAND_ROWS / 2, sz.rows - BAND_ROWS) : 0;
-        life_size band = sz;
-        band.rows = BAND_ROWS;
-        char what[96];
-        snprintf(what, sizeof what, "multi-device vs host, rows %" PRIu64 "..%" PRIu64 " (band-relative cells)", lo,
-                 lo + BAND_ROWS - 1);
-        ok = same_grid(what, got + lo * sz.cols, band_reference(start, sz, lo, lo + BAND_ROWS, ref), band) && ok;
-    }
-    fprintf(stderr, SAMPLE_NAME ": checked %d bands of %d rows against the host (the whole grid is over the host "
-                    "budget); the whole grid against device 0 alone\n",
-            parts + 1, BAND_ROWS);
-    return ok;
-}
-
-/* The checks; each prints what it found wrong. */
-static bool check(hpl_context *ctx, const int *devices, int ndev, life_size sz, int32_t *host[HOST_GRIDS],
-                  const life_run *run)
-{
-    int want_parts = sz.rows < (uint64_t)ndev ? (int)sz.rows : ndev;
-    bool parts_ok = run->parts == want_parts;
-    if (!parts_ok)
-        fprintf(stderr, SAMPLE_NAME ": %d parts, expected %d\n", run->parts, want_parts);
-    bool halo_ok =
-        sample_halo_report(ctx, &run->stats, sz.steps - 1, sz.rows, sz.cols * sizeof(int32_t), devices, want_parts);
-    bool ref_ok = check_host(host[MULTI], host[START], sz, want_parts, (int32_t *[2]){host[REF_A], host[REF_B]});
-    bool single_ok = same_grid("multi-device vs device 0 alone", host[MULTI], host[SINGLE], sz);
-    fprintf(stderr, SAMPLE_NAME ": %" PRIu64 " of %" PRIu64 " cells alive after %" PRIu64 " steps\n",
-            alive(host[MULTI], sz), sz.rows * sz.cols, sz.steps);
-    return parts_ok && halo_ok && ref_ok && single_ok;
-}
-
-/* Everything but the RESULT line; returns whether the run is verified. */
-static bool run_all(life_size sz, int32_t *host[HOST_GRIDS], char *devnames, size_t cap, life_run *run)
-{
-    hpl_context *ctx = NULL;
-    if (hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
-        fprintf(stderr, SAMPLE_NAME ": hpl_context_create failed: %s\n", hpl_last_error());
-        return false;
-    }
-    int devices[HPL_MAX_DEVICES];
-    int ndev = sample_devices(ctx, devices);
-    bool ok = run_devices(ctx, devices, ndev, sz, host, devnames, cap, run) == HPL_OK &&
-              check(ctx, devices, ndev, sz, host, run);
-    /* An error that surfaced asynchronously fails the run too. */
-    ok = hpl_finish(ctx) == HPL_OK && ok;
-    hpl_context_destroy(ctx);
-    return sample_log_clean() && ok;
+    uint64_t first_rows[HPL_MAX_DEVICES], end;
+    for (int i = 0; i < parts; i++)
+        sample_part_rows(sz.rows, parts, i, &first_rows[i], &end);
+    return life_check(grid, sz, first_rows, parts);
 }
 
 int main(int argc, char **argv)
@@ -287,30 +88,21 @@ int main(int argc, char **argv)
     /* Line-buffered, so that stdout and stderr interleave in order in logs. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     life_size sz;
-    if (!parse_size(argc, argv, &sz)) {
-        fprintf(stderr, "usage: %s [rows >= 3 [cols >= 3 [steps >= 2 [host_budget]]]]\n", argv[0]);
+    if (!life_parse_size(argc, argv, &sz))
         return 2;
-    }
-    int32_t *host[HOST_GRIDS];
-    bool have_memory = true;
-    for (int i = 0; i < HOST_GRIDS; i++)
-        have_memory &= (host[i] = malloc(sz.rows * sz.cols * sizeof(int32_t))) != NULL;
-    char devnames[4096] = "none";
-    life_run run = {0};
-    bool verified = false;
-    if (have_memory) {
-        initial_grid(host[START], sz);
-        verified = run_all(sz, host, devnames, sizeof devnames, &run);
-    } else {
-        fprintf(stderr, SAMPLE_NAME ": out of host memory\n");
-    }
-    for (int i = 0; i < HOST_GRIDS; i++)
-        free(host[i]);
-    /* rate: cell updates per second over the timed steps. */
-    double cells = (double)sz.rows * (double)sz.cols * (double)(sz.steps - 1);
-    double rate = run.ms > 0.0 ? cells / (run.ms * 1e-3) / 1e6 : 0.0;
-    printf("RESULT name=game_of_life devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64
-           " time_ms=%.3f rate=%.4gMcell/s verified=%s\n",
-           devnames, sz.rows, sz.cols, sz.steps, run.ms, rate, verified ? "yes" : "no");
-    return verified ? 0 : 1;
+    int32_t *grid = life_start_grid(sz);
+    hpl_context *ctx = NULL;
+    if (grid && hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK)
+        fprintf(stderr, SAMPLE_NAME ": hpl_context_create failed: %s\n", hpl_last_error());
+    int devices[HPL_MAX_DEVICES], parts = 0;
+    char names[4096] = "none";
+    double ms = 0.0;
+    bool ok = ctx && sample_device_list(ctx, devices, sample_devices(ctx, devices), names, sizeof names) == HPL_OK &&
+              run(ctx, sz, grid, &ms, &parts) == HPL_OK;
+    hpl_context_destroy(ctx);
+    /* After the context is gone: its last validation messages count too. */
+    ok = sample_log_clean() && ok && check(grid, sz, parts);
+    life_print_result(names, sz, ms, ok);
+    free(grid);
+    return ok ? 0 : 1;
 }
