@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# run_results.sh — runs every sample at one profile's sizes, on the devices
+# alone and with the CPU beside them under a plan, and writes a results
+# file: date, machine, driver, commit, then for each run its command, exit
+# status, wall time and RESULT line (each sample checks its own result and
+# says verified=yes|no there).
+#
+#   run_results.sh [-p profile] [-o file] [samples_bindir]
+#
+#   profile  ci (default): Lavapipe, small sizes, a few minutes on 2 cores;
+#            alone = HPLVK_DEVICES=cpu, beside = cpu:2 (two logical devices).
+#            h200: one NVIDIA H200 and Lavapipe, sizes that keep the GPU busy
+#            (matrices of 3 GiB, grids past Lavapipe's 2 GiB allocations);
+#            alone = gpu0, beside = gpu0,cpu (the CPU zero-copy, on the
+#            host's data).
+#   file     where the results go (default: stdout only); also printed.
+#   samples_bindir  the built samples (default: build/samples under the
+#            repository).
+#
+# The commit is RESULTS_COMMIT when set (a copy of the tree without .git),
+# else git's HEAD. Exits 1 when any run failed or was not verified, 2 when
+# called wrongly.
+set -uo pipefail
+
+usage() {
+    echo "usage: $0 [-p ci|h200] [-o file] [samples_bindir]" >&2
+    exit 2
+}
+
+profile=ci out=
+while getopts p:o: opt; do
+    case $opt in
+    p) profile=$OPTARG ;;
+    o) out=$OPTARG ;;
+    *) usage ;;
+    esac
+done
+shift $((OPTIND - 1))
+[[ $# -le 1 ]] || usage
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${1:-$root/build/samples}
+[[ -x $bin/matmul ]] || { echo "$0: no built samples in $bin" >&2; usage; }
+
+# One run per line: HPLVK_DEVICES, timeout in seconds, program and arguments.
+# "A" and "B" stand for the profile's alone and beside device lists.
+case $profile in
+ci)
+    A=cpu B=cpu:2
+    runs="
+A 120 vector_add
+A 120 multi_device
+A 120 matmul 512 3
+A 120 twin_matmul 512 3
+B 120 matmul 301 129 127
+A 120 summa 256 32
+B 120 summa 256 32
+A 120 game_of_life 512 512 100
+A 120 twin_game_of_life 512 512 100
+B 120 game_of_life 383 257 60
+A 120 jacobi 512 512 100
+B 120 jacobi 299 301 60
+A 120 wave_sim 256 200
+B 120 wave_sim 301 120
+A 120 ep W
+B 120 ep S iterative
+B 120 ep T auto_tune
+B 120 game_of_life_plan 383 257 40 iterative
+B 120 game_of_life_plan 383 257 40 auto_tune
+B 300 unbalanced 256 128 0,50 2
+"
+    ;;
+h200)
+    A=gpu0 B=gpu0,cpu
+    runs="
+A 60 vector_add 268435456
+A 60 multi_device 268435456
+A 120 matmul 4096 5
+A 120 matmul 8192 3
+A 200 matmul 16384 2
+A 120 twin_matmul 4096 5
+A 120 twin_matmul 8192 3
+A 200 summa 8192 512
+A 120 game_of_life 2048 2048 200
+A 120 twin_game_of_life 2048 2048 200
+A 200 game_of_life 16384 16384 200
+A 200 twin_game_of_life 16384 16384 200
+A 120 jacobi 2048 2048 200
+A 300 jacobi 49152 49152 20
+A 120 wave_sim 4096 400
+A 200 wave_sim 16384 100
+A 60 ep S
+A 60 ep W
+A 60 ep A
+A 60 ep B
+A 100 ep C
+B 200 ep C iterative
+B 200 ep C auto_tune
+B 200 game_of_life_plan 2048 2048 200 iterative
+B 300 game_of_life_plan 32768 32768 20 iterative
+B 300 game_of_life_plan 32768 32768 20 auto_tune
+B 300 bench_plan 4096 20
+B 420 unbalanced 2048 1024 0,50,100 3
+"
+    ;;
+*) usage ;;
+esac
+
+commit=${RESULTS_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+gpus=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sort | uniq -c |
+    awk '{ $1 = $1 "x"; print }' | paste -sd ';' -)
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+mesa=$(dpkg-query -W -f '${Version}' mesa-vulkan-drivers 2>/dev/null || true)
+
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+report() {
+    echo "$@"
+    [[ -z $out ]] || echo "$@" >>"$out"
+}
+[[ -z $out ]] || : >"$out"
+
+report "# hplvk samples, profile $profile"
+report "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+report "commit: $commit"
+report "machine: $(hostname 2>/dev/null || echo unknown), $(nproc) cores, ${cpu:-cpu unknown}"
+report "gpus (count x name, driver): ${gpus:-none}"
+report "mesa-vulkan-drivers: ${mesa:-unknown: see the LLVM version in llvmpipe device names}"
+report ""
+
+failed=0 total=0
+while read -r which limit prog args; do
+    [[ -n ${which:-} ]] || continue
+    devices=$A
+    [[ $which == B ]] && devices=$B
+    total=$((total + 1))
+    t0=$(date +%s.%N)
+    HPLVK_DEVICES=$devices timeout "$limit" "$bin/$prog" $args >"$tmp" 2>&1
+    rc=$?
+    wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    result=$(grep '^RESULT ' "$tmp" | tail -1)
+    report "run: HPLVK_DEVICES=$devices $prog $args  (exit $rc, ${wall} s)"
+    if [[ $rc -ne 0 || $result != *"verified=yes"* ]]; then
+        failed=$((failed + 1))
+        tail -n 5 "$tmp" | sed 's/^/  | /' | while IFS= read -r l; do report "$l"; done
+    fi
+    report "${result:-RESULT missing}"
+done <<<"$runs"
+
+report ""
+report "summary: $((total - failed)) of $total runs exited 0 and verified"
+[[ $failed -eq 0 ]]
