@@ -1,237 +1,48 @@
 /*
- * twin_matmul — samples/matmul.c's tiled kernel through hand-written Vulkan
- * and shaderc, with no hplvk at all: the baseline of what the library costs
+ * twin_matmul — samples/matmul.c's product through hand-written Vulkan and
+ * shaderc, with no hplvk at all: the baseline of what the library costs
  * (the same kernel, no library) and of what it saves writing (this file's
  * length against matmul.c's). One device, whole matrices.
  *
  *   twin_matmul [n [reps]]        n x n x n (default 256)
  *   twin_matmul M N K [reps]      C is M x N, A is M x K, B is K x N
  *
- * The device is the first discrete GPU, else the first integrated one, else
- * the first device. A and B go to device-local buffers through a staging
- * buffer; the kernel (matmul.c's, with explicit bindings and push constants
- * instead of the hplvk prelude, compiled by shaderc with the same tile
- * defines: 128 x 128 x 8, 8 x 8 per invocation, or MATMUL_TILES) runs once
- * to warm up, then `reps` times (default 3), each a submission of a
- * recorded dispatch timed with its fence wait; the best is reported as
- * GFLOP/s. C comes back through the staging buffer and is checked like
- * matmul's: |C - ref| <= (K + 2) * FLT_EPSILON * sum_k |A[i][k] B[k][j]|
- * against a double-precision host product, every element when M*N*K <=
- * 2^28, else every row at 64 columns.
+ * What does not touch a device is matmul_host.h's, shared with matmul.c:
+ * the kernel (with plain descriptors and push constants where matmul's has
+ * the hplvk arguments), its tile sets (MATMUL_TILES), the arguments, the
+ * fixed-seed inputs, the check of C and the RESULT line. This file is the
+ * Vulkan: the device is the first discrete GPU, else the first integrated
+ * one, else the first device. A and B go to device-local buffers through a
+ * staging buffer; the kernel, compiled by shaderc, runs once to warm up,
+ * then `reps` times (default 3), each a submission of a recorded dispatch
+ * timed with its fence wait; the best is reported as GFLOP/s. C comes back
+ * through the staging buffer.
  *
  * With HPLVK_VALIDATION=1 (as under ctest) it enables
  * VK_LAYER_KHRONOS_validation with synchronization validation; every
  * message the layer sends is printed and fails the run.
  */
 #define _POSIX_C_SOURCE 199309L
+#define SAMPLE_NAME "twin_matmul"
 #include <shaderc/shaderc.h>
 #include <vulkan/vulkan.h>
 
-#include <float.h>
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define NAME "twin_matmul"
-
-/* matmul.c's kernel; the part's rows are all of C's (row_end = M), and the
- * vec4 views are second declarations of the same bindings. */
-static const char *kernel_src =
-    "#version 450\n"
-    "#extension GL_EXT_control_flow_attributes : require\n"
-    "#define THREADS ((MM_BM / MM_TM) * (MM_BN / MM_TN))\n"
-    "#define LY (THREADS / MM_BM)\n"
-    "#define AS4 (MM_BM / 4 + 1)\n"
-    "#define BS4 (MM_BN / 4)\n"
-    "#define RM (MM_TM / 4)\n"
-    "#define RN (MM_TN / 4)\n"
-    "#define LA (MM_BM * MM_BK / 4 / THREADS)\n"
-    "#define LB (MM_BK * MM_BN / 4 / THREADS)\n"
-    "layout(local_size_x = MM_BM, local_size_y = LY) in;\n"
-    "layout(set = 0, binding = 0) readonly buffer A { float a[]; };\n"
-    "layout(set = 0, binding = 0) readonly buffer A4 { vec4 a4[]; };\n"
-    "layout(set = 0, binding = 1) readonly buffer B { float b[]; };\n"
-    "layout(set = 0, binding = 1) readonly buffer B4 { vec4 b4[]; };\n"
-    "layout(set = 0, binding = 2) writeonly buffer C { float c[]; };\n"
-    "layout(set = 0, binding = 2) writeonly buffer C4 { vec4 c4[]; };\n"
-    "layout(push_constant) uniform Sizes { uint M, N, K; };\n"
-    "shared vec4 tile_a[MM_BK * AS4];\n"
-    "shared vec4 tile_b[MM_BK * BS4];\n"
-    "vec4 load_a(uint i, uint k) {\n"
-    "    if (i >= M || k >= K) return vec4(0.0);\n"
-    "    if (K % 4u == 0u) return a4[(i * K + k) / 4u];\n"
-    "    vec4 r = vec4(0.0);\n"
-    "    [[unroll]] for (uint t = 0u; t < 4u; t++) if (k + t < K) r[t] = a[i * K + k + t];\n"
-    "    return r;\n"
-    "}\n"
-    "vec4 load_b(uint k, uint j) {\n"
-    "    if (k >= K || j >= N) return vec4(0.0);\n"
-    "    if (N % 4u == 0u) return b4[(k * N + j) / 4u];\n"
-    "    vec4 r = vec4(0.0);\n"
-    "    [[unroll]] for (uint t = 0u; t < 4u; t++) if (j + t < N) r[t] = b[k * N + j + t];\n"
-    "    return r;\n"
-    "}\n"
-    "void load_tiles(uint row0, uint col0, uint k0, out vec4 pa[LA], out vec4 pb[LB]) {\n"
-    "    uint tid = gl_LocalInvocationIndex;\n"
-    "    [[unroll]] for (uint l = 0u; l < LA; l++) {\n"
-    "        uint v = tid + l * THREADS;\n"
-    "        pa[l] = load_a(row0 + v / (MM_BK / 4), k0 + (v % (MM_BK / 4)) * 4u);\n"
-    "    }\n"
-    "    [[unroll]] for (uint l = 0u; l < LB; l++) {\n"
-    "        uint v = tid + l * THREADS;\n"
-    "        pb[l] = load_b(k0 + v / BS4, col0 + (v % BS4) * 4u);\n"
-    "    }\n"
-    "}\n"
-    "void store_tiles(vec4 pa[LA], vec4 pb[LB]) {\n"
-    "    uint tid = gl_LocalInvocationIndex;\n"
-    "    [[unroll]] for (uint l = 0u; l < LA; l++) {\n"
-    "        uint v = tid + l * THREADS, i = v / (MM_BK / 4), k = (v % (MM_BK / 4)) * 4u;\n"
-    "        [[unroll]] for (uint q = 0u; q < 4u; q++) tile_a[(k + q) * AS4 + i / 4u][i % 4u] = pa[l][q];\n"
-    "    }\n"
-    "    [[unroll]] for (uint l = 0u; l < LB; l++) tile_b[gl_LocalInvocationIndex + l * THREADS] = pb[l];\n"
-    "}\n"
-    "void store_c(uint i, uint j, vec4 v) {\n"
-    "    if (i >= M || j >= N) return;\n"
-    "    if (N % 4u == 0u) { c4[(i * N + j) / 4u] = v; return; }\n"
-    "    [[unroll]] for (uint t = 0u; t < 4u; t++) if (j + t < N) c[i * N + j + t] = v[t];\n"
-    "}\n"
-    "void main() {\n"
-    "    uint tid = gl_LocalInvocationIndex;\n"
-    "    uint trow = tid / (MM_BN / MM_TN), tcol = tid % (MM_BN / MM_TN);\n"
-    "    uint row0 = gl_WorkGroupID.x * MM_BM, col0 = gl_WorkGroupID.y * MM_BN;\n"
-    "    vec4 acc[MM_TM][RN];\n"
-    "    [[unroll]] for (uint m = 0u; m < MM_TM; m++)\n"
-    "        [[unroll]] for (uint n = 0u; n < RN; n++) acc[m][n] = vec4(0.0);\n"
-    "    vec4 pa[LA], pb[LB];\n"
-    "    load_tiles(row0, col0, 0u, pa, pb);\n"
-    "    for (uint k0 = 0u; k0 < K; k0 += MM_BK) {\n"
-    "        barrier();\n"
-    "        store_tiles(pa, pb);\n"
-    "        barrier();\n"
-    "        if (k0 + MM_BK < K) load_tiles(row0, col0, k0 + MM_BK, pa, pb);\n"
-    "        [[unroll]] for (uint kk = 0u; kk < MM_BK; kk++) {\n"
-    "            vec4 av[RM], bv[RN];\n"
-    "            [[unroll]] for (uint r = 0u; r < RM; r++) av[r] = tile_a[kk * AS4 + r * (MM_BM / MM_TM) + trow];\n"
-    "            [[unroll]] for (uint n = 0u; n < RN; n++) bv[n] = tile_b[kk * BS4 + n * (MM_BN / MM_TN) + tcol];\n"
-    "            [[unroll]] for (uint r = 0u; r < RM; r++)\n"
-    "                [[unroll]] for (uint q = 0u; q < 4u; q++)\n"
-    "                    [[unroll]] for (uint n = 0u; n < RN; n++) acc[r * 4u + q][n] += av[r][q] * bv[n];\n"
-    "        }\n"
-    "    }\n"
-    "    [[unroll]] for (uint r = 0u; r < RM; r++)\n"
-    "        [[unroll]] for (uint q = 0u; q < 4u; q++)\n"
-    "            [[unroll]] for (uint n = 0u; n < RN; n++)\n"
-    "                store_c(row0 + (r * (MM_BM / MM_TM) + trow) * 4u + q, col0 + (n * (MM_BN / MM_TN) + tcol) * 4u,\n"
-    "                        acc[r * 4u + q][n]);\n"
-    "}\n";
+#include "matmul_host.h"
 
 /* In functions returning bool: report a failing Vulkan call, return false. */
-#define VK_TRY(call)                                                                                         \
-    do {                                                                                                     \
-        VkResult vr_ = (call);                                                                               \
-        if (vr_ != VK_SUCCESS) {                                                                             \
-            fprintf(stderr, NAME ": %s failed: VkResult %d\n", #call, (int)vr_);                             \
-            return false;                                                                                    \
-        }                                                                                                    \
+#define VK_TRY(call)                                                                    \
+    do {                                                                                \
+        VkResult vr_ = (call);                                                          \
+        if (vr_ != VK_SUCCESS) {                                                        \
+            fprintf(stderr, SAMPLE_NAME ": %s failed: VkResult %d\n", #call, (int)vr_); \
+            return false;                                                               \
+        }                                                                               \
     } while (0)
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* ---- sizes, tiles, host data, the check ------------------------------- */
-
-typedef struct mm_size {
-    uint32_t m, n, k;
-} mm_size;
-
-typedef struct mm_tiles {
-    unsigned bm, bn, bk, tm, tn;
-} mm_tiles;
-
-static unsigned tiles_threads(mm_tiles t) { return (t.bm / t.tm) * (t.bn / t.tn); }
-
-/* matmul.c's rules for tile sets. */
-static bool tiles_valid(mm_tiles t, uint32_t max_invocations)
-{
-    if (!t.bm || !t.bn || !t.bk || !t.tm || !t.tn || t.tm % 4 || t.tn % 4 || t.bk % 4 || t.bm % t.tm ||
-        t.bn % t.tn || t.bm % 4)
-        return false;
-    unsigned threads = tiles_threads(t);
-    return threads % t.bm == 0 && threads <= max_invocations && (t.bm * t.bk / 4) % threads == 0 &&
-           (t.bk * t.bn / 4) % threads == 0;
-}
-
-/* matmul.c's choice: MATMUL_TILES, else 128 x 128 x 8 of 8 x 8, else (a
- * device allowing fewer than 256 invocations) 64 x 64 x 8 of 8 x 8. */
-static bool choose_tiles(uint32_t max_invocations, mm_tiles *out)
-{
-    const mm_tiles default_tiles = {128, 128, 8, 8, 8}, small_tiles = {64, 64, 8, 8, 8};
-    const char *env = getenv("MATMUL_TILES");
-    if (env && *env) {
-        if (sscanf(env, "%u,%u,%u,%u,%u", &out->bm, &out->bn, &out->bk, &out->tm, &out->tn) != 5 ||
-            !tiles_valid(*out, max_invocations)) {
-            fprintf(stderr, NAME ": MATMUL_TILES=\"%s\" is not a valid BM,BN,BK,TM,TN\n", env);
-            return false;
-        }
-    } else {
-        *out = tiles_valid(default_tiles, max_invocations) ? default_tiles : small_tiles;
-    }
-    printf("tiles: BM %u BN %u BK %u, TM %u TN %u (%u invocations per work-group)\n", out->bm, out->bn, out->bk,
-           out->tm, out->tn, tiles_threads(*out));
-    return true;
-}
-
-/* matmul.c's inputs: fixed-seed values in [-1, 1). */
-static void fill_random(float *x, uint64_t count, uint32_t seed)
-{
-    for (uint64_t i = 0; i < count; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        x[i] = (float)(seed >> 8) * (2.0f / 16777216.0f) - 1.0f;
-    }
-}
-
-static double absd(double x) { return x < 0.0 ? -x : x; }
-
-static double element_error(const float *a, const float *b, const float *c, mm_size sz, uint64_t i, uint64_t j,
-                            double *ref)
-{
-    double mag = 0.0;
-    *ref = 0.0;
-    for (uint64_t k = 0; k < sz.k; k++) {
-        double prod = (double)a[i * sz.k + k] * (double)b[k * sz.n + j];
-        *ref += prod;
-        mag += absd(prod);
-    }
-    return absd((double)c[i * sz.n + j] - *ref) / (mag > 0.0 ? mag : 1.0);
-}
-
-static bool check_product(const float *a, const float *b, const float *c, mm_size sz)
-{
-    const bool full = (double)sz.m * (double)sz.n * (double)sz.k <= (double)(1u << 28);
-    const uint64_t col_step = full || sz.n <= 64 ? 1 : sz.n / 64;
-    const double tol = (double)(sz.k + 2) * FLT_EPSILON;
-    uint64_t bad = 0, checked = 0;
-    double worst = 0.0, ref;
-    for (uint64_t i = 0; i < sz.m; i++)
-        for (uint64_t j = 0; j < sz.n; j += col_step, checked++) {
-            double err = element_error(a, b, c, sz, i, j, &ref);
-            worst = err > worst ? err : worst;
-            if (!(err <= tol) && bad++ < 5)
-                fprintf(stderr, NAME ": C[%" PRIu64 "][%" PRIu64 "] = %.8g, expected %.8g\n", i, j,
-                        (double)c[i * sz.n + j], ref);
-        }
-    fprintf(stderr, NAME ": checked %" PRIu64 " elements, worst relative error %.3g (tolerance %.3g), %" PRIu64
-                         " wrong\n",
-            checked, worst, tol, bad);
-    return bad == 0;
-}
 
 /* ---- Vulkan: instance, device, validation ------------------------------ */
 
@@ -268,7 +79,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageS
                                                             void *user)
 {
     (void)severity, (void)types, (void)user;
-    fprintf(stderr, NAME ": validation layer: %s\n", data->pMessage);
+    fprintf(stderr, SAMPLE_NAME ": validation layer: %s\n", data->pMessage);
     validation_messages++;
     return VK_FALSE;
 }
@@ -287,7 +98,7 @@ static bool create_instance(vk_state *vk, bool validate)
     VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
                                         .enabledValidationFeatureCount = 1,
                                         .pEnabledValidationFeatures = &sync};
-    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = NAME,
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = SAMPLE_NAME,
                              .apiVersion = VK_API_VERSION_1_1};
     VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                                .pNext = validate ? &features : NULL,
@@ -308,7 +119,7 @@ static bool create_instance(vk_state *vk, bool validate)
         .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
         .pfnUserCallback = on_validation_message};
     if (!create_messenger) {
-        fprintf(stderr, NAME ": vkCreateDebugUtilsMessengerEXT missing\n");
+        fprintf(stderr, SAMPLE_NAME ": vkCreateDebugUtilsMessengerEXT missing\n");
         return false;
     }
     VK_TRY(create_messenger(vk->instance, &mci, NULL, &vk->messenger));
@@ -322,7 +133,7 @@ static bool pick_physical_device(vk_state *vk)
     uint32_t count = 16;
     VkResult vr = vkEnumeratePhysicalDevices(vk->instance, &count, list);
     if ((vr != VK_SUCCESS && vr != VK_INCOMPLETE) || count == 0) {
-        fprintf(stderr, NAME ": no Vulkan device (VkResult %d)\n", (int)vr);
+        fprintf(stderr, SAMPLE_NAME ": no Vulkan device (VkResult %d)\n", (int)vr);
         return false;
     }
     const VkPhysicalDeviceType preferred[] = {VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU,
@@ -349,7 +160,7 @@ static bool create_device(vk_state *vk)
         if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
             vk->family = i;
     if (vk->family == UINT32_MAX) {
-        fprintf(stderr, NAME ": %s has no compute queue\n", vk->props.deviceName);
+        fprintf(stderr, SAMPLE_NAME ": %s has no compute queue\n", vk->props.deviceName);
         return false;
     }
     float priority = 1.0f;
@@ -380,7 +191,7 @@ static bool find_memory_type(const vk_state *vk, uint32_t bits, VkMemoryProperty
                 return true;
             }
     }
-    fprintf(stderr, NAME ": no memory type with flags 0x%x\n", (unsigned)fallback);
+    fprintf(stderr, SAMPLE_NAME ": no memory type with flags 0x%x\n", (unsigned)fallback);
     return false;
 }
 
@@ -423,31 +234,27 @@ static bool create_buffers(vk_state *vk, mm_size sz)
 
 /* ---- Vulkan: the pipeline ----------------------------------------------- */
 
-/* The kernel's SPIR-V, compiled with the tile defines. */
+/* The kernel's SPIR-V for tile set t. */
 static bool compile_kernel(mm_tiles t, shaderc_compilation_result_t *out)
 {
+    char source[MM_KERNEL_SOURCE_CAP];
+    if (!mm_kernel_source(source, sizeof source, MM_VULKAN_DESCRIPTORS, t, false))
+        return false;
     shaderc_compiler_t compiler = shaderc_compiler_initialize();
     shaderc_compile_options_t opts = shaderc_compile_options_initialize();
     if (!compiler || !opts) {
-        fprintf(stderr, NAME ": shaderc could not start\n");
+        fprintf(stderr, SAMPLE_NAME ": shaderc could not start\n");
         shaderc_compile_options_release(opts);
         shaderc_compiler_release(compiler);
         return false;
     }
     shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_1);
-    const char *names[] = {"MM_BM", "MM_BN", "MM_BK", "MM_TM", "MM_TN"};
-    const unsigned values[] = {t.bm, t.bn, t.bk, t.tm, t.tn};
-    for (int i = 0; i < 5; i++) {
-        char value[16];
-        snprintf(value, sizeof value, "%u", values[i]);
-        shaderc_compile_options_add_macro_definition(opts, names[i], strlen(names[i]), value, strlen(value));
-    }
-    *out = shaderc_compile_into_spv(compiler, kernel_src, strlen(kernel_src), shaderc_compute_shader, NAME ".comp",
+    *out = shaderc_compile_into_spv(compiler, source, strlen(source), shaderc_compute_shader, SAMPLE_NAME ".comp",
                                     "main", opts);
     shaderc_compile_options_release(opts);
     shaderc_compiler_release(compiler);
     if (shaderc_result_get_compilation_status(*out) != shaderc_compilation_status_success) {
-        fprintf(stderr, NAME ": compile error: %s\n", shaderc_result_get_error_message(*out));
+        fprintf(stderr, SAMPLE_NAME ": compile error: %s\n", shaderc_result_get_error_message(*out));
         shaderc_result_release(*out);
         return false;
     }
@@ -546,11 +353,11 @@ static bool submit_and_wait(vk_state *vk, double *ms)
 {
     VK_TRY(vkEndCommandBuffer(vk->cmd));
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &vk->cmd};
-    double t0 = now_ms();
+    double t0 = mm_now_ms();
     VK_TRY(vkQueueSubmit(vk->queue, 1, &si, vk->fence));
     VK_TRY(vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, UINT64_MAX));
     if (ms)
-        *ms = now_ms() - t0;
+        *ms = mm_now_ms() - t0;
     VK_TRY(vkResetFences(vk->device, 1, &vk->fence));
     return true;
 }
@@ -643,31 +450,32 @@ static void destroy_all(vk_state *vk)
 static bool fits_device(const vk_state *vk, mm_size sz, mm_tiles t)
 {
     const uint32_t *most = vk->props.limits.maxComputeWorkGroupCount;
-    bool ok = (sz.m + t.bm - 1) / t.bm <= most[0] && (sz.n + t.bn - 1) / t.bn <= most[1];
+    bool ok = ((uint64_t)sz.m + t.bm - 1) / t.bm <= most[0] && ((uint64_t)sz.n + t.bn - 1) / t.bn <= most[1];
     if (!ok)
-        fprintf(stderr, NAME ": %" PRIu32 " x %" PRIu32 " needs more work-groups than %s allows\n", sz.m, sz.n,
+        fprintf(stderr, SAMPLE_NAME ": %" PRIu32 " x %" PRIu32 " needs more work-groups than %s allows\n", sz.m, sz.n,
                 vk->props.deviceName);
     return ok;
 }
 
-/* Sets up the device, runs the warm-up and `reps` timed products, reads C. */
-static bool run_vulkan(vk_state *vk, const float *a, const float *b, float *c, mm_size sz, int reps, double *best_ms)
+/* Sets up the device, runs the warm-up and the timed products, reads C
+ * into p->c. */
+static bool run_vulkan(vk_state *vk, mm_problem *p)
 {
+    const mm_size sz = p->size;
     mm_tiles t;
     if (!create_instance(vk, validation_wanted()) || !pick_physical_device(vk) || !create_device(vk) ||
-        !choose_tiles(vk->props.limits.maxComputeWorkGroupInvocations, &t) || !fits_device(vk, sz, t) ||
+        !mm_choose_tiles(vk->props.limits.maxComputeWorkGroupInvocations, &t) || !fits_device(vk, sz, t) ||
         !create_buffers(vk, sz) || !create_pipeline(vk, t) || !create_descriptor_set(vk) || !create_commands(vk) ||
-        !upload(vk, vk->a.buffer, a, (VkDeviceSize)sz.m * sz.k * 4) ||
-        !upload(vk, vk->b.buffer, b, (VkDeviceSize)sz.k * sz.n * 4))
+        !upload(vk, vk->a.buffer, p->a, mm_bytes(sz.m, sz.k)) ||
+        !upload(vk, vk->b.buffer, p->b, mm_bytes(sz.k, sz.n)))
         return false;
-    for (int r = -1; r < reps; r++) {
+    for (int run = -1; run < p->reps; run++) {
         double ms;
         if (!run_product(vk, sz, t, &ms))
             return false;
-        if (r == 0 || (r > 0 && ms < *best_ms))
-            *best_ms = ms;
+        mm_keep_best(p, run, ms);
     }
-    return download(vk, vk->c.buffer, c, (VkDeviceSize)sz.m * sz.n * 4);
+    return download(vk, vk->c.buffer, p->c, mm_bytes(sz.m, sz.n));
 }
 
 /* The RESULT device token: spaces become '_', commas are dropped. */
@@ -680,58 +488,20 @@ static void device_token(const char *name, char *out, size_t cap)
     out[j] = '\0';
 }
 
-/* matmul's arguments: [n [reps]] or M N K [reps]; each size below 2^32 and
- * every matrix's elements within the kernel's uint indexing. */
-static bool parse_args(int argc, char **argv, mm_size *sz, int *reps)
-{
-    uint64_t v[4] = {0}, m = 256, n = 256, k = 256;
-    *reps = 3;
-    if (argc > 5)
-        return false;
-    for (int i = 1; i < argc; i++)
-        v[i - 1] = strtoull(argv[i], NULL, 0);
-    if (argc == 2 || argc == 3)
-        m = n = k = v[0];
-    if (argc == 4 || argc == 5)
-        m = v[0], n = v[1], k = v[2];
-    if (argc == 3 || argc == 5)
-        *reps = v[argc - 2] > 1000000 ? 1000000 : (int)v[argc - 2];
-    *sz = (mm_size){(uint32_t)m, (uint32_t)n, (uint32_t)k};
-    return m && n && k && *reps > 0 && m * k <= UINT32_MAX && k * n <= UINT32_MAX && m * n <= UINT32_MAX;
-}
-
 int main(int argc, char **argv)
 {
+    /* Line-buffered, so that stdout and stderr interleave in order in logs. */
     setvbuf(stdout, NULL, _IOLBF, 0);
-    mm_size sz;
-    int reps;
-    if (!parse_args(argc, argv, &sz, &reps)) {
-        fprintf(stderr, "usage: %s [n [reps]] | M N K [reps] (each matrix below 2^32 elements)\n", argv[0]);
+    mm_problem p = {0};
+    if (!mm_parse_args(argc, argv, &p))
         return 2;
-    }
-    float *a = malloc((size_t)sz.m * sz.k * 4), *b = malloc((size_t)sz.k * sz.n * 4),
-          *c = malloc((size_t)sz.m * sz.n * 4);
     vk_state vk = {0};
-    double best = 0.0;
-    bool verified = false;
-    if (a && b && c) {
-        fill_random(a, (uint64_t)sz.m * sz.k, 12345u);
-        fill_random(b, (uint64_t)sz.k * sz.n, 67890u);
-        verified = run_vulkan(&vk, a, b, c, sz, reps, &best) && check_product(a, b, c, sz);
-    } else {
-        fprintf(stderr, NAME ": out of host memory\n");
-    }
-    char device[256] = "none";
+    bool ok = mm_alloc_inputs(&p) && run_vulkan(&vk, &p) && mm_check_product(&p);
     if (vk.physical)
-        device_token(vk.props.deviceName, device, sizeof device);
+        device_token(vk.props.deviceName, p.devices, sizeof p.devices);
     destroy_all(&vk);
-    verified = verified && validation_messages == 0;
-    free(a);
-    free(b);
-    free(c);
-    double gflops = best > 0.0 ? 2.0 * (double)sz.m * (double)sz.n * (double)sz.k / (best * 1e-3) / 1e9 : 0.0;
-    printf("RESULT name=twin_matmul devices=%s size=%" PRIu32 "x%" PRIu32 "x%" PRIu32
-           " time_ms=%.3f rate=%.4gGFLOP/s verified=%s\n",
-           device, sz.m, sz.n, sz.k, best, gflops, verified ? "yes" : "no");
-    return verified ? 0 : 1;
+    ok = ok && validation_messages == 0;
+    mm_print_result(&p, ok);
+    mm_free_inputs(&p);
+    return ok ? 0 : 1;
 }
