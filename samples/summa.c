@@ -36,6 +36,23 @@
  * library waits for nothing the eval does not need: panel K + 1's copies
  * are recorded while panel K's kernels run.
  *
+ * The kernel. The panel update is matmul's tiled SGEMM kernel
+ * (matmul_host.h, the one samples/matmul.c runs), compiled to accumulate:
+ * hpl_args { c; a; b; } computes c += a x b over subarrays of any origin
+ * and stride, so the three panel arguments go in as they are. Each
+ * work-group computes a BM x BN tile of the C block in steps of BK along
+ * the panel, with the A and B tiles in shared memory and TM x TN outputs
+ * per invocation in registers; its domain is {rows of the C block,
+ * ceil(columns / BN) * LY} with the kernel's own local size {BM, LY}
+ * (LY = invocations / BM). Loads past the block's rows and columns, and
+ * past the panel's kb columns in its last K step, read zeros, and nothing
+ * is stored past the block, so any n and kb work: kb not a multiple of BK,
+ * kb = 1, the narrower last panel. An argument's rows are read (C's
+ * written) as vec4s where the subarray allows it (n and its width
+ * multiples of 4, its first element 16-byte aligned), as floats otherwise.
+ * The tiles are the largest that every device of the grid can run
+ * (matmul's sets; MATMUL_TILES="BM,BN,BK,TM,TN" chooses others).
+ *
  * Why plain evals on explicit devices (hpl_launch.device), one per block
  * per panel: a plan (chapter 7c) cuts dimension 0 of the domain by shares,
  * one range of rows per device, so the pc devices of a grid row, which
@@ -59,13 +76,20 @@
  * hpl_finish; the first run also creates the pipelines, the best of the
  * others is reported as GFLOP/s (2 n^3 flops). C is checked against a host
  * product in double: |C - ref| <= (n + 2) * FLT_EPSILON * sum_k |a||b| (the
- * bound for float summation; the panels add in k order, as one loop would),
- * every element when n^3 <= 2^28, else a grid of about 256 x 256 elements
- * that includes the last row and column.
+ * bound for float summation), every element when n^3 <= 2^28, else a grid
+ * of about 256 x 256 elements that includes the last row and column. The
+ * kernel sums each panel's kb products in k order in a register from zero
+ * (the padding zeros add exactly; vec4s hold four columns, not four k) and
+ * adds that to C: each product is rounded once and then by at most
+ * (kb - 1) + (panels - 1) <= n - 1 additions, so the error stays within
+ * about n/2 FLT_EPSILON sum_k |a||b| (FLT_EPSILON is twice float's unit
+ * roundoff), inside the bound.
  */
 #define _POSIX_C_SOURCE 199309L
 #define SAMPLE_NAME "summa"
 #include "sample_util.h"
+
+#include "matmul_host.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -84,19 +108,6 @@ static const char *generate_src =
     "    uint h = ((x.origin.x + i) * cols + x.origin.y + j) ^ seed;\n"
     "    h ^= h >> 16; h *= 0x7feb352du; h ^= h >> 15; h *= 0x846ca68bu; h ^= h >> 16;\n"
     "    hpl_at2(x, i, j) = float(int(h >> 8) - 8388608) * (1.0 / 8388608.0);\n"
-    "}\n";
-
-/* One panel update of one device's C block: c += a * b, a its rows of the
- * panel (|R_i| x width), b the panel's rows of its columns (width x |C_j|).
- * Every argument is a subarray indexed from its own first element. */
-static const char *panel_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 2) c; hpl_in(float, 2) a; hpl_in(float, 2) b; };\n"
-    "void main() {\n"
-    "    uint i = hpl_global_id.x, j = hpl_global_id.y;\n"
-    "    float s = hpl_at2(c, i, j);\n"
-    "    for (uint k = 0u; k < a.dims.y; k++) s += hpl_at2(a, i, k) * hpl_at2(b, k, j);\n"
-    "    hpl_at2(c, i, j) = s;\n"
     "}\n";
 
 #define SUMMA_MAX_N 32768u /* n^2 element indices fit the kernel's uint */
@@ -124,8 +135,11 @@ typedef struct summa_arrays {
     hpl_array a_blk[HPL_MAX_DEVICES], b_blk[HPL_MAX_DEVICES], c_blk[HPL_MAX_DEVICES];
 } summa_arrays;
 
+/* The generator, and the panel update: matmul's tiled kernel compiled to
+ * accumulate (C += A x B) with `tiles`. */
 typedef struct summa_kernels {
     hpl_kernel generate, panel;
+    mm_tiles tiles;
 } summa_kernels;
 
 /* What the multiplication moved, and what SUMMA's broadcasts should. */
@@ -230,10 +244,11 @@ static int distribute(hpl_context *ctx, const summa_kernels *k, const summa_grid
 /* Panel [k0, k1): every busy device (i, j) adds A(R_i, K) B(K, C_j) to its
  * C block. The panel subarrays are the broadcast: the library brings each
  * to the devices that read it. */
-static int summa_panel(hpl_context *ctx, hpl_kernel panel, const summa_grid *g, const summa_arrays *m, uint64_t k0,
-                       uint64_t k1)
+static int summa_panel(hpl_context *ctx, const summa_kernels *k, const summa_grid *g, const summa_arrays *m,
+                       uint64_t k0, uint64_t k1)
 {
     const hpl_range panel_range = {k0, k1 - 1};
+    const uint64_t ly = mm_tiles_threads(k->tiles) / k->tiles.bm;
     for (int i = 0; i < g->pr; i++)
         for (int j = 0; j < g->pc; j++) {
             int d = i * g->pc + j;
@@ -242,19 +257,24 @@ static int summa_panel(hpl_context *ctx, hpl_kernel panel, const summa_grid *g, 
             hpl_array a_panel, b_panel;
             SAMPLE_TRY(hpl_subarray(ctx, m->a, HPL_RANGES(grid_row_range(g, i), panel_range), &a_panel));
             SAMPLE_TRY(hpl_subarray(ctx, m->b, HPL_RANGES(panel_range, grid_col_range(g, j)), &b_panel));
-            SAMPLE_TRY(hpl_eval(ctx, panel, &(hpl_launch){.device = g->devices[d]},
+            /* The kernel's domain: the block's rows, LY invocations per BN
+             * of its columns; its local size is its own, {BM, LY}. */
+            hpl_launch launch = {.device = g->devices[d]};
+            launch.global[0] = grid_rows(g, i);
+            launch.global[1] = (grid_cols(g, j) + k->tiles.bn - 1) / k->tiles.bn * ly;
+            SAMPLE_TRY(hpl_eval(ctx, k->panel, &launch,
                                 HPL_ARGS(hpl_arr(m->c_blk[d]), hpl_arr(a_panel), hpl_arr(b_panel))));
         }
     return HPL_OK;
 }
 
 /* All panels, up to the end of their work; *ms the time it took. */
-static int summa_multiply(hpl_context *ctx, hpl_kernel panel, const summa_grid *g, const summa_arrays *m,
+static int summa_multiply(hpl_context *ctx, const summa_kernels *k, const summa_grid *g, const summa_arrays *m,
                           summa_size sz, double *ms)
 {
     double t0 = sample_now_ms();
     for (uint64_t k0 = 0; k0 < sz.n; k0 += sz.kb)
-        SAMPLE_TRY(summa_panel(ctx, panel, g, m, k0, sample_min(k0 + sz.kb, sz.n)));
+        SAMPLE_TRY(summa_panel(ctx, k, g, m, k0, sample_min(k0 + sz.kb, sz.n)));
     SAMPLE_TRY(hpl_finish(ctx));
     *ms = sample_now_ms() - t0;
     return HPL_OK;
@@ -400,8 +420,23 @@ static int read_back(hpl_context *ctx, const summa_arrays *m, uint64_t n, const 
 
 /* ---- runs ----------------------------------------------------------- */
 
-static int make_kernels(hpl_context *ctx, summa_kernels *k)
+/* The generator and the panel kernel. The tiles are the largest that
+ * every device of the grid can run (MATMUL_TILES when set): as in matmul,
+ * the device allowing the fewest invocations per work-group decides. */
+static int make_kernels(hpl_context *ctx, const summa_grid *g, summa_kernels *k)
 {
+    uint32_t max_invocations = UINT32_MAX;
+    for (int d = 0; d < g->pr * g->pc; d++) {
+        hpl_device_info info;
+        SAMPLE_TRY(hpl_device_get_info(ctx, g->devices[d], &info));
+        max_invocations = sample_min(max_invocations, info.max_workgroup_invocations);
+    }
+    if (!mm_choose_tiles(max_invocations, &k->tiles))
+        return HPL_ERROR_INVALID_ARGUMENT;
+    char source[MM_KERNEL_SOURCE_CAP];
+    const char *panel_src = mm_kernel_source(source, sizeof source, MM_HPLVK_ARGS, k->tiles, true);
+    if (!panel_src)
+        return HPL_ERROR_INVALID_ARGUMENT;
     SAMPLE_TRY(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = generate_src, .name = "generate"}},
                                  &k->generate));
     SAMPLE_TRY(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source = {.glsl = panel_src, .name = "summa_panel"}},
@@ -419,7 +454,7 @@ static int run_reps(hpl_context *ctx, const summa_kernels *k, const summa_grid *
         double ms;
         SAMPLE_TRY(distribute(ctx, k, g, m, sz.n));
         SAMPLE_TRY(hpl_stats_reset(ctx));
-        SAMPLE_TRY(summa_multiply(ctx, k->panel, g, m, sz, &ms));
+        SAMPLE_TRY(summa_multiply(ctx, k, g, m, sz, &ms));
         if (r == 1 || (r > 1 && ms < *best_ms))
             *best_ms = ms;
     }
@@ -439,7 +474,7 @@ static int run_context(hpl_context *ctx, summa_size sz, const summa_host *h, cha
     SAMPLE_TRY(sample_device_list(ctx, g.devices, g.pr * g.pc, devnames, cap));
     printf("grid %dx%d, n = %" PRIu64 ", panels of %" PRIu64 " (%" PRIu64 " panels)\n", g.pr, g.pc, sz.n, sz.kb,
            (sz.n + sz.kb - 1) / sz.kb);
-    SAMPLE_TRY(make_kernels(ctx, &k));
+    SAMPLE_TRY(make_kernels(ctx, &g, &k));
     SAMPLE_TRY(make_arrays(ctx, &g, sz.n, &m));
     SAMPLE_TRY(run_reps(ctx, &k, &g, &m, sz, best_ms, &t));
     expected_traffic(ctx, &g, sz.n, &t);
