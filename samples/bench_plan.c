@@ -1,14 +1,21 @@
 /*
  * bench_plan — execution plans on balanced kernels: a matrix product
- * (C = A x B by rows) and a 5-point stencil (two grids swapped each step,
- * one halo row), over every device of the context (HPLVK_DEVICES, e.g.
- * "gpu0,cpu": the GPU and the CPU side by side).
+ * (C = A x B split by rows, with matmul_host.h's tiled kernel as
+ * samples/matmul.c runs it) and a 5-point stencil (two grids swapped each
+ * step, one halo row), over every device of the context (HPLVK_DEVICES,
+ * e.g. "gpu0,cpu": the GPU and the CPU side by side).
  *
- *   bench_plan [n [evals]]        n x n matrices and grids; default 128 4
+ *   bench_plan [n [evals [alone_ms]]]   n x n matrices and grids (3 to
+ *                                       16384); default 128 4 1000
  *
  * For each kernel it times `evals` evals with each device alone (a plan
- * with all the work on it; evals stop early once one has taken 3 s), then
- * holds a contest: the fastest device alone and a plan per balancer
+ * with all the work on it; evals stop early once they have taken 3 s). A
+ * device alone on the matrix product runs the first tile's rows twice
+ * first: when that says an eval of all n rows would take more than
+ * alone_ms, it is timed on the first rows (whole tiles) that take about
+ * alone_ms and its time per eval is scaled to all the tiles of n rows, as
+ * its line says (Lavapipe alone at n = 8192 takes seconds per eval). Then
+ * it holds a contest: the fastest device alone and a plan per balancer
  * (EXHAUSTIVE, SINGLE_STEP, ITERATIVE: their first eval searches, timed as
  * search_ms; AUTO_TUNE: packages) run 10 rounds, each contender a batch of
  * evals/10 evals per round in turn, so that all see the same GPU clock
@@ -20,27 +27,28 @@
  * EXHAUSTIVE with one distribution; a plan never slower than its fastest
  * device alone.
  *
- * Every plan's results are checked against the host: C against a double
- * product with a float-summation bound, the stencil bit for bit (integer
- * cells) after all the steps that plan ran.
+ * The matrix product's launch gives the kernel's local size {BM, LY}, so
+ * that plans cut its rows on whole tiles of BM rows (hplvk.h chapter 7c)
+ * and no tile is computed twice. A search's candidates are whole evals:
+ * EXHAUSTIVE's (a 5% grid, 2 runs each) cost some 21 evals of the slowest
+ * device alone, minutes for Lavapipe at n = 8192.
+ *
+ * Every plan's results are checked against the host: C element by element
+ * against a double product with matmul_host.h's float-summation bound:
+ * every element up to 2^25 multiply-adds (n = 322), beyond that the first
+ * and last rows, the rows either side of each device's part, and a grid
+ * of rows and columns at odd strides, some 2^25 multiply-adds in all (a
+ * 64 x 64 grid at n = 8192); the stencil bit for bit (integer cells) after
+ * all the steps that plan ran (some 65 ms per step at n = 8192).
  */
 #define _POSIX_C_SOURCE 199309L
 #define SAMPLE_NAME "bench_plan"
 #include "sample_util.h"
 
-#include <float.h>
+#include "matmul_host.h"
+
 #include <math.h>
 #include <stdlib.h>
-
-static const char *mxproduct_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_out(float, 2) c; hpl_in(float, 2) a; hpl_in(float, 2) b; int p; };\n"
-    "void main() {\n"
-    "    uint i = hpl_global_id.x, j = hpl_global_id.y;\n"
-    "    float s = 0.0;\n"
-    "    for (uint k = 0u; k < uint(p); k++) s += hpl_at2(a, i, k) * hpl_at2(b, k, j);\n"
-    "    hpl_at2(c, i, j) = s;\n"
-    "}\n";
 
 /* Integer cells: the result is exact on every device. Edges stay. */
 static const char *stencil_src =
@@ -55,14 +63,21 @@ static const char *stencil_src =
     "    hpl_at2(dst, r, c) = v;\n"
     "}\n";
 
+#define MAX_N 16384            /* matrices and grids of 1 GiB: below Lavapipe's 2 GiB buffers */
+#define CHECK_MADDS (1u << 25) /* host multiply-adds a check of C may take (0.2 to 0.5 s on 2 cores) */
+
 typedef struct bench {
     hpl_context *ctx;
     uint64_t n;
     int evals;
+    double alone_ms; /* matmul: a device alone slower than this per eval is timed on a slice */
     bool stencil;
     hpl_kernel kernel;
     hpl_array x, y, b; /* matmul: c, a, b; stencil: the grids */
-    float *ha, *hb;    /* matmul inputs */
+    mm_tiles tiles;    /* matmul */
+    mm_problem mm;     /* matmul: the host's A and B; mm.c is C, mapped, during a check */
+    uint64_t rows;     /* matmul: evals compute C's first `rows` rows (n, or a device alone's slice) */
+    hpl_array cs, as;  /* ... through these subarrays of C and A when rows < n */
     uint32_t *grid[2]; /* stencil host mirror */
     int steps;         /* stencil steps run on the device (and mirrored) */
     int devices;
@@ -70,23 +85,44 @@ typedef struct bench {
     double worst_ratio; /* of the balancers to the fastest device alone */
 } bench;
 
-static void fill(float *x, uint64_t count, uint32_t seed)
+/* Work-group rows along dimension 1 of the matrix product's domain. */
+static uint32_t tile_ly(mm_tiles t)
 {
-    for (uint64_t i = 0; i < count; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        x[i] = (float)(seed >> 8) * (2.0f / 16777216.0f) - 1.0f;
-    }
+    return mm_tiles_threads(t) / t.bm;
 }
 
 static int eval_once(bench *bn, hpl_plan *plan)
 {
-    if (!bn->stencil)
-        return hpl_plan_eval(plan, bn->kernel, NULL,
-                             HPL_ARGS(hpl_part1(bn->x, 0), hpl_part1(bn->y, 0), hpl_arr(bn->b), hpl_i32((int)bn->n)));
+    if (!bn->stencil) {
+        /* As matmul.c: rows of C (cut between devices on whole tiles: the
+         * local size is given), LY invocations per BN columns. */
+        const mm_tiles t = bn->tiles;
+        const hpl_launch launch = {.global = {bn->rows, (bn->n + t.bn - 1) / t.bn * tile_ly(t), 1},
+                                   .local = {t.bm, tile_ly(t), 1}};
+        const bool slice = bn->rows < bn->n;
+        return hpl_plan_eval(plan, bn->kernel, &launch,
+                             HPL_ARGS(hpl_part1(slice ? bn->cs : bn->x, 0), hpl_part1(slice ? bn->as : bn->y, 0),
+                                      hpl_arr(bn->b)));
+    }
     hpl_array in = bn->steps % 2 ? bn->y : bn->x, out = bn->steps % 2 ? bn->x : bn->y;
     int rc = hpl_plan_eval(plan, bn->kernel, NULL, HPL_ARGS(hpl_part1(in, 1), hpl_part1(out, 1)));
     bn->steps += rc == HPL_OK;
     return rc;
+}
+
+/* The matrix product's evals compute C's first `rows` rows from A's. */
+static int set_rows(bench *bn, uint64_t rows)
+{
+    if (bn->rows < bn->n) {
+        hpl_array_destroy(bn->ctx, bn->cs);
+        hpl_array_destroy(bn->ctx, bn->as);
+    }
+    bn->rows = rows;
+    if (rows < bn->n) {
+        SAMPLE_TRY(hpl_subarray(bn->ctx, bn->x, HPL_RANGES({0, rows - 1}, HPL_ALL), &bn->cs));
+        SAMPLE_TRY(hpl_subarray(bn->ctx, bn->y, HPL_RANGES({0, rows - 1}, HPL_ALL), &bn->as));
+    }
+    return HPL_OK;
 }
 
 static void host_stencil_step(const uint32_t *in, uint32_t *out, uint64_t n)
@@ -100,57 +136,113 @@ static void host_stencil_step(const uint32_t *in, uint32_t *out, uint64_t n)
         }
 }
 
-/* The device results after a plan against the host. */
-static bool check(bench *bn)
+static bool check_stencil(bench *bn)
 {
     uint64_t n = bn->n;
-    if (bn->stencil) {
-        for (int s = 0; s < bn->steps; s++)
-            host_stencil_step(bn->grid[s % 2], bn->grid[1 - s % 2], n);
-        uint32_t *got = NULL;
-        hpl_array now = bn->steps % 2 ? bn->y : bn->x;
-        bool ok = hpl_array_access(bn->ctx, now, HPL_READ, (void **)&got) == HPL_OK &&
-                  memcmp(got, bn->grid[bn->steps % 2], n * n * 4) == 0;
-        /* Next plan starts where this one ended, on both sides. */
-        memcpy(bn->grid[0], bn->grid[bn->steps % 2], n * n * 4);
-        if (bn->steps % 2)
-            hpl_array_assign(bn->ctx, bn->x, bn->y, HPL_ON_HOST);
-        bn->steps = 0;
-        return ok;
-    }
+    for (int s = 0; s < bn->steps; s++)
+        host_stencil_step(bn->grid[s % 2], bn->grid[1 - s % 2], n);
+    uint32_t *got = NULL;
+    hpl_array now = bn->steps % 2 ? bn->y : bn->x;
+    bool ok = hpl_array_access(bn->ctx, now, HPL_READ, (void **)&got) == HPL_OK &&
+              memcmp(got, bn->grid[bn->steps % 2], n * n * 4) == 0;
+    /* Next plan starts where this one ended, on both sides. */
+    memcpy(bn->grid[0], bn->grid[bn->steps % 2], n * n * 4);
+    if (bn->steps % 2)
+        hpl_array_assign(bn->ctx, bn->x, bn->y, HPL_ON_HOST);
+    bn->steps = 0;
+    return ok;
+}
+
+static bool in_list(const uint64_t *list, int count, uint64_t v)
+{
+    for (int i = 0; i < count; i++)
+        if (list[i] == v)
+            return true;
+    return false;
+}
+
+/* C's first bn->rows rows after `plan`'s last eval, element by element
+ * against the double product within (n + 2) FLT_EPSILON sum |A B|
+ * (mm_element_error): every element when that is at most CHECK_MADDS
+ * multiply-adds, else the rows next to the ends and to each device's part
+ * edges, and every rstep-th row, at every cstep-th column and the first and
+ * last; odd strides, so that the rows and columns checked fall at every
+ * place in a tile and a vec4. */
+static bool check_product(bench *bn, hpl_plan *plan)
+{
+    const uint64_t n = bn->n, rows = bn->rows;
+    hpl_plan_info in;
     float *c = NULL;
-    if (hpl_array_access(bn->ctx, bn->x, HPL_READ, (void **)&c) != HPL_OK)
+    if (hpl_plan_get_info(plan, &in) != HPL_OK || hpl_array_access(bn->ctx, bn->x, HPL_READ, (void **)&c) != HPL_OK)
         return false;
-    for (uint64_t i = 0; i < n; i += 7)
-        for (uint64_t j = 0; j < n; j++) {
-            double ref = 0, mag = 0;
-            for (uint64_t k = 0; k < n; k++) {
-                ref += (double)bn->ha[i * n + k] * bn->hb[k * n + j];
-                mag += fabs((double)bn->ha[i * n + k] * bn->hb[k * n + j]);
-            }
-            if (fabs(c[i * n + j] - ref) > (double)(n + 2) * FLT_EPSILON * mag)
-                return false;
+    uint64_t edges[4 + 4 * HPL_MAX_DEVICES];
+    int ne = 0;
+    edges[ne++] = 0;
+    edges[ne++] = 1;
+    edges[ne++] = rows - 2;
+    edges[ne++] = rows - 1;
+    for (int d = 0; d < in.device_count; d++)
+        if (in.in_use[d]) {
+            uint64_t first = in.ranges[d][0].first, last = in.ranges[d][0].last;
+            edges[ne++] = first - 1; /* wraps past 0: no row */
+            edges[ne++] = first;
+            edges[ne++] = last;
+            edges[ne++] = last + 1;
         }
+    uint64_t rstep = 1, cstep = 1;
+    const uint64_t elements = CHECK_MADDS / n;
+    if (rows * n > elements) {
+        uint64_t cols = (uint64_t)sqrt((double)elements);
+        cstep = (cols < n ? n / (cols ? cols : 1) : 1) | 1;
+        uint64_t rs = elements / (n / cstep + 3);
+        rstep = (rs < rows ? rows / (rs ? rs : 1) : 1) | 1;
+    }
+    bn->mm.c = c;
+    const double tol = (double)(n + 2) * FLT_EPSILON;
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < rows; i++) {
+        if (i % rstep && !in_list(edges, ne, i))
+            continue;
+        for (uint64_t j = 0; j < n; j++) {
+            if (j % cstep && j != n - 1)
+                continue;
+            double ref, err = mm_element_error(&bn->mm, i, j, &ref);
+            if (!(err <= tol) && bad++ < 3)
+                fprintf(stderr, SAMPLE_NAME ": C[%" PRIu64 "][%" PRIu64 "] = %.8g, expected %.8g\n", i, j,
+                        (double)c[i * n + j], ref);
+        }
+    }
+    bn->mm.c = NULL;
     hpl_array_discard(bn->ctx, bn->x);
-    return true;
+    return bad == 0;
+}
+
+/* The device results after a plan against the host. */
+static bool check(bench *bn, hpl_plan *plan)
+{
+    return bn->stencil ? check_stencil(bn) : check_product(bn, plan);
 }
 
 #define TIME_CAP_MS 3000.0
 
-/* ms per eval over bn->evals evals in a row (fewer past TIME_CAP_MS), and the bytes each moved
- * (to and from the host and within devices): a balanced plan should move
- * no more than its best single device does. */
+/* ms per eval over bn->evals evals in a row (fewer past TIME_CAP_MS), and
+ * the bytes each moved (to and from the host and within devices): a
+ * balanced plan should move no more than its best single device does. It
+ * waits after the first eval, then after every 8th, or after each when
+ * they take more than TIME_CAP_MS / 8. */
 static int time_evals(bench *bn, hpl_plan *plan, double *ms, double *moved_kib)
 {
     SAMPLE_TRY(hpl_stats_reset(bn->ctx));
     double t0 = sample_now_ms();
-    int e = 0;
+    int e = 0, every = 1;
     while (e < bn->evals) { /* a slow device alone stops after about TIME_CAP_MS */
         SAMPLE_TRY(eval_once(bn, plan));
-        if (++e % 8 == 0 || e == bn->evals) {
+        if (++e % every == 0 || e == bn->evals) {
             SAMPLE_TRY(hpl_finish(bn->ctx));
-            if (sample_now_ms() - t0 > TIME_CAP_MS)
+            double spent = sample_now_ms() - t0;
+            if (spent > TIME_CAP_MS)
                 break;
+            every = spent / e > TIME_CAP_MS / 8 ? 1 : 8;
         }
     }
     SAMPLE_TRY(hpl_finish(bn->ctx));
@@ -159,6 +251,36 @@ static int time_evals(bench *bn, hpl_plan *plan, double *ms, double *moved_kib)
     SAMPLE_TRY(hpl_stats_get(bn->ctx, &st));
     *moved_kib = (double)(st.total.to_device_bytes + st.total.to_host_bytes + st.total.local_bytes) / 1024.0 / e;
     return HPL_OK;
+}
+
+/* One eval, waited for. */
+static int timed_eval(bench *bn, hpl_plan *plan, double *ms)
+{
+    double t0 = sample_now_ms();
+    SAMPLE_TRY(eval_once(bn, plan));
+    SAMPLE_TRY(hpl_finish(bn->ctx));
+    *ms = sample_now_ms() - t0;
+    return HPL_OK;
+}
+
+/* The matrix product's rows to time device d alone on (set as bn->rows):
+ * all n, unless an eval of the first tile's rows (after one that warms
+ * up: *first_ms) says that all would take more than bn->alone_ms; then the
+ * first whole tiles that take about alone_ms. */
+static int alone_rows(bench *bn, hpl_plan *plan, double *first_ms)
+{
+    const uint64_t n = bn->n, bm = bn->tiles.bm;
+    double probe_ms = 0;
+    SAMPLE_TRY(set_rows(bn, bm));
+    SAMPLE_TRY(timed_eval(bn, plan, first_ms));
+    SAMPLE_TRY(timed_eval(bn, plan, &probe_ms));
+    uint64_t rows = n;
+    if (probe_ms * (double)((n + bm - 1) / bm) > bn->alone_ms) {
+        double tiles = floor(bn->alone_ms / probe_ms);
+        rows = tiles < 1 ? bm : (uint64_t)tiles * bm;
+        rows = rows < n ? rows : n;
+    }
+    return set_rows(bn, rows);
 }
 
 /* A plan's shares; for package balancers, the share of the rows each
@@ -177,7 +299,9 @@ static void print_shares(const hpl_plan_info *in)
 }
 
 /* Device d alone (a plan with all the work on it): a warm-up eval, then
- * the timed ones. Its ratios are to itself (1). */
+ * the timed ones; the matrix product on fewer rows when the device is slow
+ * (alone_rows), its time per eval scaled to n rows. Its ratios are to
+ * itself (1). */
 static int run_alone(bench *bn, int d, double *ms)
 {
     double shares[HPL_MAX_DEVICES] = {0};
@@ -186,25 +310,35 @@ static int run_alone(bench *bn, int d, double *ms)
     snprintf(label, sizeof label, "device %d", d);
     hpl_plan *plan = NULL;
     SAMPLE_TRY(hpl_plan_create(bn->ctx, &(hpl_plan_desc){.shares = shares}, &plan));
-    double t0 = sample_now_ms();
-    int rc = eval_once(bn, plan);
-    if (rc == HPL_OK)
-        rc = hpl_finish(bn->ctx);
-    double first_ms = sample_now_ms() - t0;
-    double moved_kib = 0;
+    double first_ms = 0, warm_ms = 0, moved_kib = 0;
+    int rc = HPL_OK;
+    const bool probe = !bn->stencil && bn->n > bn->tiles.bm;
+    if (probe)
+        rc = alone_rows(bn, plan, &first_ms);
+    if (rc == HPL_OK && (!probe || bn->rows > bn->tiles.bm)) /* a warm-up at the rows timed */
+        rc = timed_eval(bn, plan, probe ? &warm_ms : &first_ms);
     if (rc == HPL_OK)
         rc = time_evals(bn, plan, ms, &moved_kib);
+    /* A slice is whole tiles; the last tile of n rows costs a whole one. */
+    const uint64_t rows = bn->stencil ? bn->n : bn->rows, bm = bn->tiles.bm;
+    const double scale = rows < bn->n ? (double)((bn->n + bm - 1) / bm) / (double)(rows / bm) : 1.0;
+    if (rc == HPL_OK)
+        *ms *= scale;
     hpl_plan_info in;
     if (rc == HPL_OK)
         rc = hpl_plan_get_info(plan, &in);
-    bool ok = rc == HPL_OK && check(bn);
+    bool ok = rc == HPL_OK && check(bn, plan);
     bn->verified = bn->verified && ok;
     if (rc == HPL_OK) {
         printf("%-8s %-15s %9.3f %9.1f %8.3f %8.3f %6d %9.1f ", bn->stencil ? "stencil" : "matmul", label, *ms,
                first_ms, 1.0, 1.0, in.distributions, moved_kib);
         print_shares(&in);
+        if (rows < bn->n)
+            printf("  (timed on rows 0..%" PRIu64 " of %" PRIu64 ", ms/eval scaled x%.2f)", rows - 1, bn->n, scale);
         printf("%s\n", ok ? "" : "  WRONG RESULT");
     }
+    if (!bn->stencil)
+        set_rows(bn, bn->n); /* all rows again: drops the slice, cannot fail */
     hpl_plan_destroy(plan);
     if (rc != HPL_OK)
         fprintf(stderr, SAMPLE_NAME ": %s: %s: %s\n", label, hpl_error_name(rc), hpl_last_error());
@@ -293,12 +427,12 @@ static int contest(bench *bn, contender *c, int count)
         for (int i = 0; rc == HPL_OK && i < count; i++) {
             int k = (i + r) % count; /* each round starts one later: none always follows the same one */
             rc = batch(bn, &c[k], r, evals);
-            if (rc == HPL_OK && r == ROUNDS - 1 && !bn->stencil && !check(bn)) {
+            if (rc == HPL_OK && r == ROUNDS - 1 && !bn->stencil && !check(bn, c[k].plan)) {
                 printf("%s: WRONG RESULT\n", c[k].label);
                 bn->verified = false;
             }
         }
-    if (rc == HPL_OK && bn->stencil && !check(bn)) {
+    if (rc == HPL_OK && bn->stencil && !check(bn, NULL)) {
         printf("stencil: WRONG RESULT after the contest\n");
         bn->verified = false;
     }
@@ -346,8 +480,14 @@ static int setup(bench *bn)
 {
     uint64_t n = bn->n;
     hpl_type t = bn->stencil ? HPL_UINT32 : HPL_FLOAT32;
-    SAMPLE_TRY(hpl_kernel_create(bn->ctx, &(hpl_kernel_desc){.source = {.glsl = bn->stencil ? stencil_src : mxproduct_src}},
-                                 &bn->kernel));
+    char source[MM_KERNEL_SOURCE_CAP];
+    const char *glsl = bn->stencil ? stencil_src
+                                   : mm_kernel_source(source, sizeof source, MM_HPLVK_ARGS, bn->tiles, false);
+    if (!glsl)
+        return HPL_ERROR_INVALID_ARGUMENT;
+    SAMPLE_TRY(hpl_kernel_create(
+        bn->ctx, &(hpl_kernel_desc){.source = {.glsl = glsl, .name = bn->stencil ? "stencil" : "mxproduct"}},
+        &bn->kernel));
     SAMPLE_TRY(hpl_array_create(bn->ctx, &(hpl_array_desc){.type = t, .dims = {n, n}}, &bn->x));
     SAMPLE_TRY(hpl_array_create(bn->ctx, &(hpl_array_desc){.type = t, .dims = {n, n}}, &bn->y));
     void *p = NULL;
@@ -357,11 +497,10 @@ static int setup(bench *bn)
             bn->grid[0][i] = ((uint32_t *)p)[i] = (uint32_t)(i * 2654435761u);
         return HPL_OK;
     }
+    bn->rows = n;
     SAMPLE_TRY(hpl_array_create(bn->ctx, &(hpl_array_desc){.type = t, .dims = {n, n}}, &bn->b));
-    fill(bn->ha, n * n, 7);
-    fill(bn->hb, n * n, 11);
-    SAMPLE_TRY(hpl_array_write(bn->ctx, bn->y, bn->ha, n * n * 4));
-    SAMPLE_TRY(hpl_array_write(bn->ctx, bn->b, bn->hb, n * n * 4));
+    SAMPLE_TRY(hpl_array_write(bn->ctx, bn->y, bn->mm.a, n * n * 4));
+    SAMPLE_TRY(hpl_array_write(bn->ctx, bn->b, bn->mm.b, n * n * 4));
     return HPL_OK;
 }
 
@@ -374,12 +513,26 @@ static void teardown(bench *bn)
     hpl_kernel_destroy(bn->ctx, bn->kernel);
 }
 
+/* matmul.c's tiles: the largest that every device can run. */
+static bool choose_tiles(bench *bn, const int *devices)
+{
+    uint32_t max_invocations = UINT32_MAX;
+    for (int i = 0; i < bn->devices; i++) {
+        hpl_device_info info;
+        if (hpl_device_get_info(bn->ctx, devices[i], &info) != HPL_OK)
+            return false;
+        max_invocations = (uint32_t)sample_min(max_invocations, info.max_workgroup_invocations);
+    }
+    return mm_choose_tiles(max_invocations, &bn->tiles);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 128;
     int evals = argc > 2 ? atoi(argv[2]) : 4;
-    if (n < 3 || n > 8192 || evals < 1 || evals > 100000) {
-        fprintf(stderr, "usage: bench_plan [n (3..8192) [evals (>= 1)]]\n");
+    double alone_ms = argc > 3 ? strtod(argv[3], NULL) : 1000.0;
+    if (argc > 4 || n < 3 || n > MAX_N || evals < 1 || evals > 100000 || !(alone_ms > 0)) {
+        fprintf(stderr, "usage: bench_plan [n (3..%d) [evals (>= 1) [alone_ms (> 0)]]]\n", MAX_N);
         return 2;
     }
     hpl_context *ctx = NULL;
@@ -389,14 +542,28 @@ int main(int argc, char **argv)
         return 1;
     }
     int devices[HPL_MAX_DEVICES];
-    bench bn = {.ctx = ctx, .n = n, .evals = evals, .devices = sample_devices(ctx, devices), .verified = true};
-    bn.ha = malloc(n * n * 4);
-    bn.hb = malloc(n * n * 4);
+    bench bn = {.ctx = ctx,
+                .n = n,
+                .evals = evals,
+                .alone_ms = alone_ms,
+                .devices = sample_devices(ctx, devices),
+                .verified = true,
+                .mm = {.size = {(uint32_t)n, (uint32_t)n, (uint32_t)n}}};
+    bn.mm.a = malloc(n * n * 4);
+    bn.mm.b = malloc(n * n * 4);
     bn.grid[0] = malloc(n * n * 4);
     bn.grid[1] = malloc(n * n * 4);
+    bool allocated = bn.mm.a && bn.mm.b && bn.grid[0] && bn.grid[1];
+    if (!allocated)
+        fprintf(stderr, SAMPLE_NAME ": out of host memory\n");
+    if (allocated) { /* matmul_host.h's inputs, as matmul's */
+        mm_fill_random(bn.mm.a, n * n, 12345u);
+        mm_fill_random(bn.mm.b, n * n, 67890u);
+    }
+    bool tiles = choose_tiles(&bn, devices);
     printf("kernel   plan             ms/eval search_ms  /exhaus   /alone  tried KiB/eval  shares\n");
     double t0 = sample_now_ms();
-    for (int s = 0; rc == HPL_OK && s < 2 && bn.ha && bn.hb && bn.grid[0] && bn.grid[1]; s++) {
+    for (int s = 0; rc == HPL_OK && s < 2 && allocated && tiles; s++) {
         bn.stencil = s == 1;
         rc = setup(&bn);
         if (rc == HPL_OK)
@@ -404,13 +571,13 @@ int main(int argc, char **argv)
         teardown(&bn);
     }
     double total = sample_now_ms() - t0;
-    bool verified = rc == HPL_OK && bn.verified && sample_log_clean() && bn.ha && bn.grid[1];
+    bool verified = rc == HPL_OK && bn.verified && sample_log_clean() && allocated && tiles;
     char list[512];
     sample_device_list(ctx, devices, bn.devices, list, sizeof list);
     printf("RESULT name=bench_plan devices=%s size=%" PRIu64 "x%" PRIu64 " time_ms=%.1f rate=%.3f verified=%s\n", list,
            n, n, total, bn.worst_ratio, verified ? "yes" : "no");
-    free(bn.ha);
-    free(bn.hb);
+    free(bn.mm.a);
+    free(bn.mm.b);
     free(bn.grid[0]);
     free(bn.grid[1]);
     hpl_context_destroy(ctx);
