@@ -436,17 +436,21 @@ static inline double mm_element_error(const mm_problem *p, uint64_t i, uint64_t 
 
 /* Checks C within the bound for float summation, |C - ref| <= (K + 2) *
  * FLT_EPSILON * sum_k |A[i][k] B[k][j]|: every element when M*N*K <= 2^28,
- * else every row at 64 columns, so that the check stays within seconds. */
+ * else every row (each device's rows) at evenly spaced columns, about 2^28
+ * multiply-adds in all, at least one column per row, starting one column
+ * further in each row so that every place in a tile and a vec4 is checked:
+ * within seconds at any size. */
 static inline bool mm_check_product(const mm_problem *p)
 {
     const mm_size sz = p->size;
-    const bool full = (double)sz.m * (double)sz.n * (double)sz.k <= (double)(1u << 28);
-    const uint64_t col_step = full || sz.n <= 64 ? 1 : sz.n / 64;
+    const double budget = (double)(1u << 28), work = (double)sz.m * (double)sz.n * (double)sz.k;
+    uint64_t col_step = work <= budget ? 1 : (uint64_t)(work / budget) + 1;
+    col_step = col_step < sz.n ? col_step : sz.n;
     const double tol = (double)(sz.k + 2) * FLT_EPSILON;
     uint64_t bad = 0, checked = 0;
     double worst = 0.0, ref;
     for (uint64_t i = 0; i < sz.m; i++)
-        for (uint64_t j = 0; j < sz.n; j += col_step, checked++) {
+        for (uint64_t j = i % col_step; j < sz.n; j += col_step, checked++) {
             double err = mm_element_error(p, i, j, &ref);
             worst = err > worst ? err : worst;
             if (!(err <= tol) && bad++ < 5)
