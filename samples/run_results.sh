@@ -10,7 +10,9 @@
 #   profile  ci (default): Lavapipe, small sizes, a few minutes on 2 cores;
 #            alone = HPLVK_DEVICES=cpu, beside = cpu:2 (two logical devices).
 #            h200: one NVIDIA H200 and Lavapipe, sizes that keep the GPU busy
-#            (matrices of 3 GiB, grids past Lavapipe's 2 GiB allocations);
+#            (matrices of 3 GiB; grids of up to 3.8 GiB, past Lavapipe's 2 GiB
+#            allocations: an array must fit one allocation of the device, which
+#            is 4 GiB on the H200 and for Lavapipe's imports of host memory);
 #            alone = gpu0, beside = gpu0,cpu (the CPU zero-copy, on the
 #            host's data).
 #   file     where the results go (default: stdout only); also printed.
@@ -85,7 +87,7 @@ A 120 twin_game_of_life 2048 2048 200
 A 200 game_of_life 16384 16384 200
 A 200 twin_game_of_life 16384 16384 200
 A 120 jacobi 2048 2048 200
-A 300 jacobi 49152 49152 20
+A 300 jacobi 32000 32000 20
 A 120 wave_sim 4096 400
 A 200 wave_sim 16384 100
 A 60 ep S
@@ -96,8 +98,8 @@ A 100 ep C
 B 200 ep C iterative
 B 200 ep C auto_tune
 B 200 game_of_life_plan 2048 2048 200 iterative
-B 300 game_of_life_plan 32768 32768 20 iterative
-B 300 game_of_life_plan 32768 32768 20 auto_tune
+B 300 game_of_life_plan 30000 30000 20 iterative
+B 300 game_of_life_plan 30000 30000 20 auto_tune
 B 300 bench_plan 4096 20
 B 420 unbalanced 2048 1024 0,50,100 3
 "
