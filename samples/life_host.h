@@ -34,7 +34,7 @@
  *   CELL         the cell of this invocation (uvec2: row, column)
  *   SRC(r, c)    a cell of the grid read (int), DST(r, c) of the grid written
  * Border cells (first/last row and column) stay dead. The bounds check is
- * for the twin's whole 16 x 16 workgroups; hplvk runs no invocation past
+ * for the twin's whole 2 x 128 workgroups; hplvk runs no invocation past
  * the grid. */
 #define LIFE_KERNEL_MAIN                                                                \
     "void main() {\n"                                                                   \

@@ -39,11 +39,12 @@
 
 /* life_host.h's kernel on plain GLSL: the grids are two storage buffers,
  * their size a push constant. The local size is the one hplvk chooses for a
- * 2-D domain (16 x 16), so both run the same workgroups; the kernel's
- * bounds check returns the invocations past the grid's edge. */
+ * 2-D domain (2 x 128: a subgroup reads consecutive cells of a row), so both
+ * run the same workgroups; the kernel's bounds check returns the
+ * invocations past the grid's edge. */
 static const char *life_src =
     "#version 450\n"
-    "layout(local_size_x = 16, local_size_y = 16) in;\n"
+    "layout(local_size_x = 2, local_size_y = 128) in;\n"
     "layout(std430, set = 0, binding = 0) readonly buffer Src { int src[]; };\n"
     "layout(std430, set = 0, binding = 1) writeonly buffer Dst { int dst[]; };\n"
     "layout(push_constant) uniform Size { uint rows; uint cols; } size;\n"
@@ -53,7 +54,8 @@ static const char *life_src =
     "#define SRC(r, c) src[(r) * size.cols + (c)]\n"
     "#define DST(r, c) dst[(r) * size.cols + (c)]\n" LIFE_KERNEL_MAIN;
 
-#define LOCAL_SIZE 16u /* the kernel's local_size_x and local_size_y */
+#define LOCAL_ROWS 2u   /* the kernel's local_size_x */
+#define LOCAL_COLS 128u /* and local_size_y */
 
 /* In functions returning bool: report a failing Vulkan call and return false. */
 #define VK_TRY(call)                                                                                         \
@@ -197,13 +199,13 @@ static bool create_device(twin *t)
 }
 
 /* Does the grid fit the device's limits (one storage buffer per grid, one
- * workgroup per 16 x 16 cells) and the kernel's 32-bit indices? */
+ * workgroup per 2 x 128 cells) and the kernel's 32-bit indices? */
 static bool fits_device(const twin *t, life_size sz)
 {
     const VkPhysicalDeviceLimits *lim = &t->props.limits;
     bool ok = sz.rows * sz.cols <= UINT32_MAX && t->bytes <= lim->maxStorageBufferRange &&
-              (sz.rows + LOCAL_SIZE - 1) / LOCAL_SIZE <= lim->maxComputeWorkGroupCount[0] &&
-              (sz.cols + LOCAL_SIZE - 1) / LOCAL_SIZE <= lim->maxComputeWorkGroupCount[1];
+              (sz.rows + LOCAL_ROWS - 1) / LOCAL_ROWS <= lim->maxComputeWorkGroupCount[0] &&
+              (sz.cols + LOCAL_COLS - 1) / LOCAL_COLS <= lim->maxComputeWorkGroupCount[1];
     if (!ok)
         fprintf(stderr, SAMPLE_NAME ": a %" PRIu64 " x %" PRIu64 " grid is past %s's limits\n", sz.rows, sz.cols,
                 t->props.deviceName);
@@ -455,7 +457,7 @@ static void record_steps(twin *t, life_size sz, uint64_t first, uint64_t last)
                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         vkCmdBindDescriptorSets(t->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, t->pipeline_layout, 0, 1, &t->sets[s % 2], 0,
                                 NULL);
-        vkCmdDispatch(t->cmd, (size[0] + LOCAL_SIZE - 1) / LOCAL_SIZE, (size[1] + LOCAL_SIZE - 1) / LOCAL_SIZE, 1);
+        vkCmdDispatch(t->cmd, (size[0] + LOCAL_ROWS - 1) / LOCAL_ROWS, (size[1] + LOCAL_COLS - 1) / LOCAL_COLS, 1);
     }
 }
 

@@ -673,6 +673,15 @@ static const char *ls_src =
     "hpl_args { hpl_out(uint, 2) o; };\n"
     "void main() { uvec3 id = hpl_global_id; hpl_at2(o, id.x, id.y) = gl_WorkGroupSize.x * 100u + gl_WorkGroupSize.y; }\n";
 
+/* No declared local size: the library's choice, read back in every cell. */
+static const char *chosen_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_out(uint, 3) o; };\n"
+    "void main() {\n"
+    "    uvec3 id = hpl_global_id;\n"
+    "    hpl_at3(o, id.x, id.y, id.z) = (gl_WorkGroupSize.x * 1000u + gl_WorkGroupSize.y) * 1000u + gl_WorkGroupSize.z;\n"
+    "}\n";
+
 static const char *noargs_src =
     "#include <hplvk.glsl>\n"
     "void main() { }\n";
@@ -781,6 +790,46 @@ static void reflection(hpl_context *ctx)
     CHECK_OK(hpl_kernel_destroy(ctx, kn));
 }
 
+/* The library's local size puts up to 64 invocations along the domain's
+ * last extended dimension (contiguous elements, row-major) before the
+ * others, 256 in all: {2, 128} for a 2-D domain, not 16 x 16 (a subgroup
+ * then reads one row's consecutive elements). */
+static void chosen_local_size(hpl_context *ctx)
+{
+    hpl_device_info info;
+    if (!CHECK_OK(hpl_device_get_info(ctx, 0, &info)) || info.max_workgroup_invocations < 256) {
+        th_note("device allows fewer than 256 invocations: the choice is smaller, not checked here");
+        return;
+    }
+    static const struct {
+        uint64_t dims[3];
+        uint32_t want[3];
+    } cases[] = {
+        {{300, 500, 1}, {2, 128, 1}}, {{20, 30, 70}, {2, 2, 64}}, {{1, 5000, 1}, {1, 256, 1}},
+        {{5000, 1, 1}, {256, 1, 1}},  {{40, 3, 1}, {64, 4, 1}},   {{3, 40, 1}, {4, 64, 1}},
+    };
+    hpl_kernel k = th_kernel(ctx, chosen_src);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const uint64_t *d = cases[c].dims;
+        hpl_array o = th_array(ctx, HPL_UINT32, d[0], d[1], d[2]);
+        uint64_t n = d[0] * d[1] * d[2];
+        uint32_t *got = malloc(n * sizeof *got);
+        const uint32_t *w = cases[c].want;
+        uint32_t want = (w[0] * 1000u + w[1]) * 1000u + w[2];
+        if (got && CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(o)))) &&
+            CHECK_OK(hpl_array_read(ctx, o, got, n * sizeof *got))) {
+            uint64_t bad = 0;
+            for (uint64_t i = 0; i < n; i++)
+                bad += got[i] != want;
+            CHECK(bad == 0, "domain %llux%llux%llu: local size %u (x*1e6 + y*1e3 + z) in %llu cells, want %u",
+                  (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2], got[0],
+                  (unsigned long long)bad, want);
+        }
+        free(got);
+        CHECK_OK(hpl_array_destroy(ctx, o));
+    }
+}
+
 int main(void)
 {
     hpl_context *ctx = th_context("cpu");
@@ -790,5 +839,6 @@ int main(void)
     raw_spirv_fixed_size(ctx);
     far_arguments(ctx);
     shared_memory(ctx);
+    chosen_local_size(ctx);
     return th_finish(ctx);
 }
