@@ -713,7 +713,10 @@ HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint3
  * let invocations leave early: #define HPL_NO_MASK before the #include and
  * test hpl_in_domain() itself.
  * Local size: declare none and the library chooses one from the device
- * (gl_WorkGroupSize still works), or declare layout(local_size_x = ...) in;
+ * (gl_WorkGroupSize still works): up to 256 invocations, up to 64 of them
+ * along the domain's last dimension that extends (consecutive elements of
+ * a row-major array, so a subgroup's reads coalesce): {2, 128} for a 2-D
+ * domain, {256} for a 1-D one. Or declare layout(local_size_x = ...) in;
  * which the library then keeps unless the launch gives another.
  */
 
