@@ -15,6 +15,12 @@
 #            is 4 GiB on the H200 and for Lavapipe's imports of host memory);
 #            alone = gpu0, beside = gpu0,cpu (the CPU zero-copy, on the
 #            host's data).
+#            h200x2: two H200s (the device kind nvidia-h200-x2, issue 18):
+#            each multi-device sample on one GPU and split over both at the
+#            same size (the speedup is the ratio of the two RESULT times),
+#            the exchange benchmark, and the CPU beside both under plans;
+#            alone = gpu0, beside = gpu0,gpu1, C = gpu0,gpu1,cpu. Written
+#            before such a machine was lent: not run yet.
 #   file     where the results go (default: stdout only); also printed.
 #   samples_bindir  the built samples (default: build/samples under the
 #            repository).
@@ -25,7 +31,7 @@
 set -uo pipefail
 
 usage() {
-    echo "usage: $0 [-p ci|h200] [-o file] [samples_bindir]" >&2
+    echo "usage: $0 [-p ci|h200|h200x2] [-o file] [samples_bindir]" >&2
     exit 2
 }
 
@@ -44,7 +50,8 @@ bin=${1:-$root/build/samples}
 [[ -x $bin/matmul ]] || { echo "$0: no built samples in $bin" >&2; usage; }
 
 # One run per line: HPLVK_DEVICES, timeout in seconds, program and arguments.
-# "A" and "B" stand for the profile's alone and beside device lists.
+# "A" and "B" stand for the profile's alone and beside device lists, "C"
+# for a third where the profile has one.
 case $profile in
 ci)
     A=cpu B=cpu:2
@@ -104,6 +111,30 @@ B 300 bench_plan 4096 20
 B 420 unbalanced 2048 1024 0,50,100 3
 "
     ;;
+h200x2)
+    A=gpu0 B=gpu0,gpu1 C=gpu0,gpu1,cpu
+    runs="
+B 300 bench_exchange 1024
+A 200 matmul 16384 3
+B 200 matmul 16384 3
+A 200 game_of_life 16384 16384 200
+B 200 game_of_life 16384 16384 200
+A 120 game_of_life 2048 2048 200
+B 120 game_of_life 2048 2048 200
+A 200 jacobi 16384 16384 200
+B 200 jacobi 16384 16384 200
+A 200 wave_sim 16384 100
+B 200 wave_sim 16384 100
+A 100 ep C
+B 100 ep C
+A 200 summa 16384 512
+B 200 summa 16384 512
+C 200 ep C iterative
+C 300 game_of_life_plan 16384 16384 100 iterative
+C 300 game_of_life_plan 16384 16384 100 auto_tune
+C 420 unbalanced 2048 1024 0,50,100 3
+"
+    ;;
 *) usage ;;
 esac
 
@@ -132,8 +163,11 @@ report ""
 failed=0 total=0
 while read -r which limit prog args; do
     [[ -n ${which:-} ]] || continue
-    devices=$A
-    [[ $which == B ]] && devices=$B
+    case $which in
+    A) devices=$A ;;
+    B) devices=$B ;;
+    *) devices=${C:?}
+    esac
     total=$((total + 1))
     t0=$(date +%s.%N)
     HPLVK_DEVICES=$devices timeout "$limit" "$bin/$prog" $args >"$tmp" 2>&1
