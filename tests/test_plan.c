@@ -314,6 +314,56 @@ static void package_check(hpl_context *ctx, hpl_balance balance)
     hpl_plan_destroy(plan);
 }
 
+/* "cat":"plan" events in a trace file: one per first eval (a search's or
+ * a package plan's check), none for the evals after it; -1: no file. */
+static int plan_events(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    static char text[1 << 22];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    int count = 0;
+    for (const char *p = strstr(text, "\"cat\":\"plan\""); p; p = strstr(p + 1, "\"cat\":\"plan\""))
+        count++;
+    return count;
+}
+
+/* A package plan checks itself once, also when its first eval's one
+ * package left all the rows to one device (nothing to time against): the
+ * evals after it are plain package evals, with no plan event each (before
+ * 34b1fc9 every one of them was a first eval again). After a reset, the
+ * next eval is a first eval once more. */
+static void package_check_once(hpl_context *ctx)
+{
+    char *dir = th_tmpdir("plan"), path[512];
+    hpl_plan *plan = NULL;
+    if (CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_DYNAMIC, .package = N}, &plan))) {
+        for (int round = 0; round < 2; round++) {
+            snprintf(path, sizeof path, "%s/once%d.json", dir, round);
+            if (!CHECK_OK(hpl_trace_begin(ctx, path)))
+                break;
+            stencil_steps_in(ctx, plan, &(hpl_launch){.local = {20}}, 4, "DYNAMIC, one package");
+            CHECK_OK(hpl_trace_end(ctx));
+            hpl_plan_info info;
+            CHECK_OK(hpl_plan_get_info(plan, &info));
+            eval_tally t = tally(&info);
+            CHECK(t.rows == N && t.used == 1 && t.packages == 1,
+                  "one package of %d rows: %llu rows on %d devices in %d packages", N, (unsigned long long)t.rows,
+                  t.used, t.packages);
+            int events = plan_events(path);
+            CHECK(events == 1, "round %d: 4 evals left %d plan events in the trace, expected 1 (the first eval's)",
+                  round, events);
+            CHECK_OK(hpl_plan_reset(plan));
+        }
+        hpl_plan_destroy(plan);
+    }
+    th_rmtree(dir);
+    free(dir);
+}
+
 static void searches_stencil(hpl_context *ctx)
 {
     const hpl_balance kinds[] = {HPL_BALANCE_SINGLE_STEP, HPL_BALANCE_ITERATIVE, HPL_BALANCE_ADAPTIVE};
@@ -614,6 +664,7 @@ int main(void)
     packages(ctx, HPL_BALANCE_AUTO_TUNE);
     package_check(ctx, HPL_BALANCE_DYNAMIC);
     package_check(ctx, HPL_BALANCE_AUTO_TUNE);
+    package_check_once(ctx);
     slow_device(ctx, 2);
     slow_device(ctx, 3);
     bad_plans(ctx);
