@@ -369,6 +369,42 @@ static void chain(hpl_context *ctx, const char *what)
     CHECK_OK(hpl_kernel_destroy(ctx, step1));
 }
 
+/* An array past what a zero-copy device can import as one buffer
+ * (Lavapipe's maxBufferSize is 4 GiB - 1): the eval fails with
+ * HPL_ERROR_OUT_OF_DEVICE_MEMORY naming the array and the limit, before
+ * any Vulkan call that the limit forbids (the validation layer stays
+ * quiet), and the next eval on a small array runs. The 4 GiB of host
+ * storage are never touched. */
+static void too_large_to_import(void)
+{
+    hpl_context *ctx = zc_context("cpu", HPL_ZERO_COPY_ON);
+    hpl_device_info info;
+    if (!CHECK_OK(hpl_device_get_info(ctx, 0, &info)) || !info.zero_copy) {
+        th_note("device 0 is not zero-copy: no import to refuse");
+        hpl_context_destroy(ctx);
+        return;
+    }
+    hpl_kernel step = th_kernel(ctx, step1_src);
+    hpl_array big = {0}, small = th_array(ctx, HPL_UINT32, 8, 0, 0);
+    CHECK_OK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_UINT32, .dims = {UINT64_C(1) << 30}, .name = "big"},
+                              &big));
+    int rc = hpl_eval(ctx, step, &(hpl_launch){.global = {1}}, HPL_ARGS(hpl_arr(big), hpl_u32(1)));
+    if (rc == HPL_OK) {
+        th_note("%s imported 4 GiB of host memory as one buffer", info.name);
+        CHECK_OK(hpl_finish(ctx));
+    } else {
+        const char *msg = hpl_last_error();
+        CHECK(rc == HPL_ERROR_OUT_OF_DEVICE_MEMORY && strstr(msg, "big") && strstr(msg, "maxBufferSize"),
+              "a 4 GiB zero-copy array: %s: %s", hpl_error_name(rc), msg);
+    }
+    CHECK_OK(hpl_eval(ctx, step, NULL, HPL_ARGS(hpl_arr(small), hpl_u32(2))));
+    uint32_t got[8];
+    if (CHECK_OK(hpl_array_read(ctx, small, got, sizeof got)))
+        CHECK(got[0] == 2 && got[7] == 2, "after the refused import: small[0] = %u, small[7] = %u, want 2", got[0],
+              got[7]);
+    hpl_context_destroy(ctx);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -449,5 +485,6 @@ int main(void)
     expect_moved_if(&s, !shared, "\"cpu:2\", HPLVK_ZERO_COPY=1");
     hpl_context_destroy(ctx);
 
+    too_large_to_import();
     return th_finish(NULL);
 }

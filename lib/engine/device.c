@@ -329,11 +329,17 @@ static void query_import(hpl__device *d)
     d->host_import = false;
     if (!d->info.host_import)
         return;
+    /* Vulkan 1.3 devices say how large a VkBuffer may be (maintenance4);
+     * older ones leave it to vkCreateBuffer. */
+    VkPhysicalDeviceMaintenance4Properties m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES,
+                                                 .maxBufferSize = UINT64_MAX};
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT ext = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT,
+        .pNext = d->props.apiVersion >= VK_API_VERSION_1_3 ? &m4 : NULL};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &ext};
     vkGetPhysicalDeviceProperties2(d->physical, &p2);
     d->import_alignment = ext.minImportedHostPointerAlignment;
+    d->import_max_bytes = m4.maxBufferSize;
     d->get_host_pointer_props =
         (PFN_vkGetMemoryHostPointerPropertiesEXT)vkGetDeviceProcAddr(d->device, "vkGetMemoryHostPointerPropertiesEXT");
     d->host_import = d->get_host_pointer_props != NULL && d->import_alignment > 0;

@@ -112,6 +112,7 @@ typedef struct hpl__device {
     uint32_t local_memory_type;   /* arrays */
     uint32_t upload_memory_type;  /* argument blocks: host-visible, coherent */
     VkDeviceSize import_alignment;
+    VkDeviceSize import_max_bytes; /* the largest VkBuffer (maxBufferSize) an import may make */
     bool host_import;
     PFN_vkGetMemoryHostPointerPropertiesEXT get_host_pointer_props;
 

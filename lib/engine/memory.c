@@ -172,6 +172,15 @@ int hpl__host_import(hpl__device *d, void *ptr, size_t size, bool device_address
     uintptr_t end = ((uintptr_t)ptr + size + align - 1) / align * align;
     void *base = (void *)start;
     VkDeviceSize bytes = end - start;
+    /* One buffer over the pages: past maxBufferSize, vkCreateBuffer's
+     * behaviour is undefined (Lavapipe's limit is 4 GiB - 1). A device
+     * with its own memory then stages its copies instead; a zero-copy
+     * device fails, naming the limit. */
+    if (bytes > d->import_max_bytes)
+        return hpl__fail(HPL_ERROR_OUT_OF_DEVICE_MEMORY,
+                         "device %s can import at most %.2f MiB of host memory as one buffer (its maxBufferSize), "
+                         "%.2f MiB asked",
+                         d->info.name, d->import_max_bytes / 1048576.0, bytes / 1048576.0);
 
     VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
     VkResult r = d->get_host_pointer_props(d->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, base, &hp);
