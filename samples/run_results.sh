@@ -18,6 +18,8 @@
 #            h200x2: two H200s (the device kind nvidia-h200-x2, issue 18):
 #            each multi-device sample on one GPU and split over both at the
 #            same size (the speedup is the ratio of the two RESULT times),
+#            Game of Life from 1024^2 to 16384^2 (the finest grain at which
+#            two GPUs still give 1.5x: time_ms / steps is the step time),
 #            the exchange benchmark, and the CPU beside both under plans;
 #            alone = gpu0, beside = gpu0,gpu1, C = gpu0,gpu1,cpu. Written
 #            before such a machine was lent: not run yet.
@@ -129,6 +131,12 @@ A 100 ep C
 B 100 ep C
 A 200 summa 16384 512
 B 200 summa 16384 512
+A 60 game_of_life 1024 1024 2000
+B 60 game_of_life 1024 1024 2000
+A 60 game_of_life 4096 4096 500
+B 60 game_of_life 4096 4096 500
+A 60 game_of_life 8192 8192 200
+B 60 game_of_life 8192 8192 200
 C 200 ep C iterative
 C 300 game_of_life_plan 16384 16384 100 iterative
 C 300 game_of_life_plan 16384 16384 100 auto_tune
