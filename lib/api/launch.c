@@ -134,11 +134,11 @@ static int domain_of(const hpl_launch *launch, const hpl__reflection *r, const h
 /* The library's local size: up to 256 invocations within the device's
  * limits. Arrays are row-major, so the domain's last extended dimension
  * runs along contiguous elements: it gets up to 64 first, so that a
- * subgroup's invocations read consecutive elements (one memory transaction
- * instead of one per row: 4x the rate of a 16 x 16 group on an H200's
- * 32000^2 stencils); the rest is given out by doubling the dimensions the
- * domain extends in (round-robin, x first). {1, 3000000} gets {1, 256}, a
- * square {2, 128}, a cube {2, 2, 64}. */
+ * subgroup's invocations read consecutive elements (a few memory
+ * transactions instead of one per row: 3-4x the rate of a 16 x 16 group
+ * on an H200's stencils, samples/RESULTS.md); the rest is given out by
+ * doubling the dimensions the domain extends in (round-robin, x first).
+ * {1, 3000000} gets {1, 256}, a square {2, 128}, a cube {2, 2, 64}. */
 static void choose_local(const hpl__device *d, const uint64_t global[3], uint32_t local[3])
 {
     const VkPhysicalDeviceLimits *lim = &d->props.limits;
