@@ -76,8 +76,8 @@
  * hpl_finish; the first run also creates the pipelines, the best of the
  * others is reported as GFLOP/s (2 n^3 flops). C is checked against a host
  * product in double: |C - ref| <= (n + 2) * FLT_EPSILON * sum_k |a||b| (the
- * bound for float summation), every element when n^3 <= 2^28, else a grid
- * of about 256 x 256 elements that includes the last row and column. The
+ * bound for float summation) by matmul_host.h's mm_check_product: every
+ * element when n^3 <= 2^28, else every row at spaced columns. The
  * kernel sums each panel's kb products in k order in a register from zero
  * (the padding zeros add exactly; vec4s hold four columns, not four k) and
  * adds that to C: each product is rounded once and then by at most
@@ -147,8 +147,6 @@ typedef struct summa_traffic {
     uint64_t to_device, to_host, local;
     uint64_t want_to_device, want_to_host;
 } summa_traffic;
-
-static double absd(double x) { return x < 0.0 ? -x : x; }
 
 /* ---- the grid ------------------------------------------------------- */
 
@@ -365,47 +363,11 @@ typedef struct summa_host {
     float *a, *b, *c;
 } summa_host;
 
-/* The error of C[i][j] against the double-precision product, relative to
- * sum_k |A[i][k] B[k][j]|; *ref the product. */
-static double element_error(const summa_host *h, uint64_t n, uint64_t i, uint64_t j, double *ref)
-{
-    double mag = 0.0;
-    *ref = 0.0;
-    for (uint64_t k = 0; k < n; k++) {
-        double prod = (double)h->a[i * n + k] * (double)h->b[k * n + j];
-        *ref += prod;
-        mag += absd(prod);
-    }
-    return absd((double)h->c[i * n + j] - *ref) / (mag > 0.0 ? mag : 1.0);
-}
-
-/* The next index to check after i: i + step, or the last one (n - 1) when
- * that would pass it, so that the last row and column are always checked. */
-static uint64_t next_checked(uint64_t i, uint64_t step, uint64_t n)
-{
-    return i + 1 < n && i + step >= n ? n - 1 : i + step;
-}
-
+/* C against the double-precision product, by matmul_host.h's check. */
 static bool check_product(const summa_host *h, uint64_t n)
 {
-    const bool full = (double)n * (double)n * (double)n <= (double)(1u << 28);
-    const uint64_t step = full || n <= 256 ? 1 : n / 256;
-    const double tol = (double)(n + 2) * FLT_EPSILON;
-    uint64_t bad = 0, checked = 0;
-    double worst = 0.0, ref;
-    for (uint64_t i = 0; i < n; i = next_checked(i, step, n))
-        for (uint64_t j = 0; j < n; j = next_checked(j, step, n), checked++) {
-            double err = element_error(h, n, i, j, &ref);
-            worst = err > worst ? err : worst;
-            if (!(err <= tol) && bad++ < 5)
-                fprintf(stderr, SAMPLE_NAME ": C[%" PRIu64 "][%" PRIu64 "] = %.8g, expected %.8g\n", i, j,
-                        (double)h->c[i * n + j], ref);
-        }
-    fprintf(stderr,
-            SAMPLE_NAME ": checked %" PRIu64 " elements, worst relative error %.3g (tolerance %.3g), %" PRIu64
-                        " wrong\n",
-            checked, worst, tol, bad);
-    return bad == 0;
+    const mm_problem p = {.size = {(uint32_t)n, (uint32_t)n, (uint32_t)n}, .a = h->a, .b = h->b, .c = h->c};
+    return mm_check_product(&p);
 }
 
 /* Reads A, B and C back (the library gathers the blocks from their owners). */
