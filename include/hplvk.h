@@ -956,7 +956,13 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *   EXHAUSTIVE   times every distribution on a grid of `step` (default 5%),
  *                zero shares included, each `reps` times (default 2; the
  *                minimum counts), and keeps the fastest; with three devices
- *                or more it then refines on a 1% grid around the best.
+ *                or more it then refines around the best. Over 3 or 4
+ *                devices it times every point of a 1% grid near it. Over
+ *                more, whose grids are too large (the coarse grid is
+ *                widened to at most 6000 points: 1/7 for 8 devices), a
+ *                compass search on a 0.1% grid moves work from device to
+ *                device while that helps, halving the move down to 0.1%:
+ *                a few hundred distributions more for 8 devices.
  *                Distributions that cut the rows (or work-groups) alike,
  *                many when there are few, run until their cut has `reps`
  *                timings; the others take its times without running.

@@ -9,7 +9,10 @@
 #include <string.h>
 
 #define DEFAULT_STEP 0.05
-#define DEFAULT_REFINE 0.01 /* for 3 devices or more */
+#define DEFAULT_REFINE 0.01 /* for 3 or 4 devices: every point of the neighbourhood */
+/* For 5 or more, where the compass search refines: its cost grows with
+ * log(1 / step), and an equal share is 20% or less, of which 1% is 5%. */
+#define DEFAULT_REFINE_MANY 0.001
 #define DEFAULT_REPS 2
 #define DEFAULT_DELTA 0.05
 #define DEFAULT_BACK_OFF 2
@@ -29,7 +32,7 @@ static int fill_params(hpl__balance_params *p, int devices)
     if (!(p->step > 0 && p->step <= 1))
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl__balance_params.step must be in (0, 1], not %g", p->step);
     if (p->refine_step == 0)
-        p->refine_step = devices >= 3 ? DEFAULT_REFINE : -1;
+        p->refine_step = devices >= 5 ? DEFAULT_REFINE_MANY : devices >= 3 ? DEFAULT_REFINE : -1;
     if (isnan(p->refine_step) || p->refine_step > 1)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl__balance_params.refine_step must be at most 1, not %g",
                          p->refine_step);
@@ -191,9 +194,182 @@ static bool refine_next(hpl__balance *b)
     return false;
 }
 
-/* Centre the fine grid on the best coarse point. The neighbourhood reaches
- * one coarse step less one fine step each way (no other coarse point is in
- * it), narrowed until the odometer fits HPL__BALANCE_MAX_POINTS. */
+/* ---- EXHAUSTIVE: the compass search ------------------------------------ */
+
+/* Sorted times, slowest first: a is better than b when it is smaller in the
+ * first place they differ (leximax). The makespan decides; among equal
+ * makespans, the next slowest device, and so on: with several devices tied
+ * slowest no single move lowers the makespan, but each move that relieves
+ * one of them is progress. */
+static int by_time_descending(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a < b) - (a > b);
+}
+
+static bool leximax_less(const double *a, const double *b, int devices)
+{
+    double sa[HPL__MAX_DEVICES], sb[HPL__MAX_DEVICES];
+    memcpy(sa, a, sizeof(double) * (size_t)devices);
+    memcpy(sb, b, sizeof(double) * (size_t)devices);
+    qsort(sa, (size_t)devices, sizeof(double), by_time_descending);
+    qsort(sb, (size_t)devices, sizeof(double), by_time_descending);
+    for (int i = 0; i < devices; i++)
+        if (sa[i] != sb[i])
+            return sa[i] < sb[i];
+    return false;
+}
+
+/* The times of the distribution just timed; 0 for a device that did not run. */
+static void timed_times(const hpl__balance *b, double *v)
+{
+    for (int i = 0; i < b->devices; i++)
+        v[i] = used(b, i) ? b->t[i] : 0;
+}
+
+/* The poll's order: devices by the centre's times, slowest first (ties:
+ * device order), so that the moves most likely to help are timed first. */
+static void compass_order(hpl__balance *b)
+{
+    int d = b->devices;
+    for (int i = 0; i < d; i++) {
+        int j = i;
+        for (; j > 0 && b->centre_t[b->order[j - 1]] < b->centre_t[i]; j--)
+            b->order[j] = b->order[j - 1];
+        b->order[j] = i;
+    }
+    b->move_from = 0;
+    b->move_to = -1;
+}
+
+/* Where device `from` may move work: every other device, the faster (by
+ * the centre's times) first. */
+static int compass_targets(const hpl__balance *b, int from, int *to)
+{
+    int n = 0;
+    for (int k = b->devices - 1; k >= 0; k--)
+        if (b->order[k] != from)
+            to[n++] = b->order[k];
+    return n;
+}
+
+/* The poll's next move into cell: `step_units` fine units from device
+ * order[move_from] to its move_to-th target; a move that would take more
+ * than the device has, or lead back to the centre before, is skipped.
+ * False when the poll is over. */
+static bool compass_move(hpl__balance *b)
+{
+    int d = b->devices;
+    while (b->move_from < d) {
+        int from = b->order[b->move_from], to[HPL__MAX_DEVICES];
+        int n = b->centre[from] >= b->step_units ? compass_targets(b, from, to) : 0;
+        if (++b->move_to >= n) {
+            b->move_from++;
+            b->move_to = -1;
+            continue;
+        }
+        memcpy(b->cell, b->centre, sizeof(int) * (size_t)d);
+        b->cell[from] -= b->step_units;
+        b->cell[to[b->move_to]] += b->step_units;
+        if (!b->has_previous || memcmp(b->cell, b->previous, sizeof(int) * (size_t)d) != 0)
+            return true;
+    }
+    return false;
+}
+
+/* The next point of the compass search into cell; false when it is over:
+ * a poll at one fine step found nothing better, or the stage's points are
+ * spent. A poll that finds nothing halves the step. */
+static bool compass_next(hpl__balance *b)
+{
+    if (b->stage_points >= HPL__BALANCE_MAX_POINTS)
+        return false;
+    while (!compass_move(b)) {
+        b->step_units /= 2;
+        b->has_previous = false; /* a finer move cannot lead back */
+        if (b->step_units == 0)
+            return false;
+        compass_order(b);
+    }
+    b->stage_points++;
+    return true;
+}
+
+/* The point in cell was timed. The centre's first timing gives its times;
+ * a move better than the centre becomes the centre at once (the next poll
+ * starts from there, with the same step). A move is judged on the devices
+ * whose part it changed (the two, and those between them, whose parts
+ * shift): the others ran the same rows as at the centre and keep the
+ * centre's times, so that their noise does not decide. */
+static void compass_observe(hpl__balance *b)
+{
+    int d = b->devices;
+    double v[HPL__MAX_DEVICES];
+    timed_times(b, v);
+    for (int i = 0, start = 0, centre_start = 0; i < d && b->centre_timed; i++) {
+        if (b->cell[i] == b->centre[i] && start == centre_start)
+            v[i] = b->centre_t[i];
+        start += b->cell[i];
+        centre_start += b->centre[i];
+    }
+    if (b->centre_timed && !leximax_less(v, b->centre_t, d))
+        return;
+    if (b->centre_timed) {
+        memcpy(b->previous, b->centre, sizeof(int) * (size_t)d);
+        b->has_previous = true;
+        memcpy(b->centre, b->cell, sizeof(int) * (size_t)d);
+    }
+    memcpy(b->centre_t, v, sizeof(double) * (size_t)d);
+    b->centre_timed = true;
+    compass_order(b);
+}
+
+/* Where the whole fine neighbourhood of the coarse best has too many
+ * points: a compass search on the fine grid from there (balance.h). */
+static bool compass_start(hpl__balance *b)
+{
+    int d = b->devices;
+    b->stage = 2;
+    b->stats.compass = true;
+    b->step_units = (int)fmax(1, lround(b->fine / (2.0 * b->grid)));
+    b->has_previous = false;
+    b->stage_points = 0;
+    /* The centre is the coarse best itself when the fine grid holds it:
+     * its times are known. Else the rounded centre is timed first. */
+    bool exact = b->choice_timed;
+    for (int i = 0; i < d; i++)
+        exact &= fabs(b->choice[i] * b->fine - b->centre[i]) < 1e-9;
+    b->centre_timed = exact;
+    if (exact) {
+        for (int i = 0; i < d; i++)
+            b->centre_t[i] = b->choice_seconds[i];
+        compass_order(b);
+        return compass_next(b);
+    }
+    memcpy(b->cell, b->centre, sizeof(int) * (size_t)d);
+    b->stage_points++;
+    return true;
+}
+
+/* ---- EXHAUSTIVE: the refinement ---------------------------------------- */
+
+/* The fine grid's centre: the best coarse point, in fine units, by
+ * cumulative rounding so that its cells sum to fine. */
+static void centre_on_choice(hpl__balance *b)
+{
+    double cum = 0;
+    long prev = 0;
+    for (int i = 0; i < b->devices; i++) {
+        cum += b->choice[i];
+        long edge = i == b->devices - 1 ? b->fine : lround(cum * b->fine);
+        b->centre[i] = (int)(edge - prev);
+        prev = edge;
+    }
+}
+
+/* Refine around the best coarse point: every fine point within one coarse
+ * step less one fine step of it (no other coarse point is in there) when
+ * they fit HPL__BALANCE_MAX_POINTS, else the compass search. */
 static bool refine_start(hpl__balance *b)
 {
     if (b->p.refine_step < 0)
@@ -201,33 +377,34 @@ static bool refine_start(hpl__balance *b)
     int d = b->devices, fine = (int)fmin(round(1.0 / b->p.refine_step), 1 << 24);
     if (fine <= b->grid)
         return false;
-    int radius = (int)fmin((fine + b->grid - 1) / b->grid - 1, HPL__BALANCE_MAX_POINTS);
-    if (radius < 1)
-        radius = 1;
-    while (radius >= 1 && pow(2 * radius + 1, d - 1) > HPL__BALANCE_MAX_POINTS)
-        radius--;
-    if (radius < 1)
-        return false;
-    /* Cumulative rounding keeps the centre's cells summing to fine. */
-    double cum = 0;
-    long prev = 0;
-    for (int i = 0; i < d; i++) {
-        cum += b->choice[i];
-        long edge = i == d - 1 ? fine : lround(cum * fine);
-        b->centre[i] = (int)(edge - prev);
-        prev = edge;
-    }
-    b->stage = 1;
     b->fine = fine;
+    centre_on_choice(b);
+    int radius = (int)fmax(1, fmin((fine + b->grid - 1) / b->grid - 1, HPL__BALANCE_MAX_POINTS));
+    if (pow(2 * radius + 1, d - 1) > HPL__BALANCE_MAX_POINTS)
+        return compass_start(b);
+    b->stage = 1;
     b->radius = radius;
     for (int i = 0; i < d - 1; i++)
         b->cell[i] = refine_lo(b, i);
     return refine_ok(b) || refine_next(b);
 }
 
+static bool exhaustive_more(hpl__balance *b)
+{
+    switch (b->stage) {
+    case 0:
+        return coarse_next(b) || refine_start(b);
+    case 1:
+        return refine_next(b);
+    default:
+        compass_observe(b);
+        return compass_next(b);
+    }
+}
+
 static void exhaustive_step(hpl__balance *b)
 {
-    bool more = b->stage == 0 ? coarse_next(b) || refine_start(b) : refine_next(b);
+    bool more = exhaustive_more(b);
     if (!more) {
         finish(b);
         return;
@@ -1024,6 +1201,8 @@ int hpl__balance_describe(const hpl__balance *b, char *buf, size_t size)
         n = hpl__append(buf, size, n, ", %d solves", s->solves);
     if (b->kind == HPL__BALANCE_EXHAUSTIVE)
         n = hpl__append(buf, size, n, ", step %.4g", s->step);
+    if (s->compass)
+        n = hpl__append(buf, size, n, ", compass to %.4g", 1.0 / b->fine);
     if (b->kind == HPL__BALANCE_ITERATIVE && b->finished)
         n = hpl__append(buf, size, n, s->converged ? ", converged" : ", not converged");
     if (s->dropped > 0)

@@ -17,14 +17,29 @@
  *
  * Kinds (papers/000_hpl_multidevice.txt 3.3.2; papers/002_coretsar.txt 3-4):
  * - EXHAUSTIVE tries every point of a grid: the multiples of `step` (5%),
- *   zeros included (a device may get nothing), and keeps the fastest. With
- *   `refine_step` (1% by default for 3 devices or more) it then tries the
- *   finer grid around that best point, each coordinate within one coarse
- *   step less one fine step of it. A grid with more than
- *   HPL__BALANCE_MAX_POINTS points is coarsened (the largest step 1/K with
- *   at most that many points; stats.step says which), and a refinement
- *   neighbourhood is narrowed to fit, or skipped: 16 devices at 5% would be
- *   C(35, 15), about 3e9 timings.
+ *   zeros included (a device may get nothing), and keeps the fastest. A
+ *   grid with more than HPL__BALANCE_MAX_POINTS points is coarsened (the
+ *   largest step 1/K with at most that many points; stats.step says which):
+ *   16 devices at 5% would be C(35, 15), about 3e9 timings. With
+ *   `refine_step` (by default 1% for 3 or 4 devices, 0.1% for 5 or more) it
+ *   then refines around that best point on the grid of `refine_step`:
+ *   . where they fit HPL__BALANCE_MAX_POINTS, every fine point with each
+ *     coordinate within one coarse step less one fine step of it (3 devices
+ *     at 5% and 1%: 80 points; 4 devices: 728);
+ *   . else a compass search on the fine grid (stats.compass). From the
+ *     coarse best, a poll times moves of s fine steps from one device to
+ *     another, the slowest device's work to the fastest first (by the
+ *     centre's times); the first that beats the centre becomes the centre
+ *     and the next poll starts there. A poll that finds none halves s, from
+ *     half a coarse step down to one fine step. Beating means smaller
+ *     sorted times, slowest first (leximax): the makespan decides, then the
+ *     next slowest, so that devices tied slowest, which no single move
+ *     relieves all at once, do not stop it. It ends at a point no move of
+ *     one fine step improves: the optimum, to a fine step, for devices
+ *     whose time grows with their share. Its cost is a timing per move
+ *     taken plus d (d - 1) per halving, not the grid's (8 devices: a
+ *     coarse grid of 1/7, 3432 points, then hundreds); at most
+ *     HPL__BALANCE_MAX_POINTS distributions.
  * - SINGLE_STEP times the equal split once and returns the paper's fig. 7:
  *   shares proportional to each device's speed (work per second) measured
  *   in that run. The answer itself is not timed. Exact for devices whose
@@ -148,7 +163,8 @@ typedef enum hpl__balance_kind {
 typedef struct hpl__balance_params {
     double step;        /* EXHAUSTIVE grid, a fraction of the work: 0.05. The grid is the multiples of
                            1/K, K = round(1 / step) */
-    double refine_step; /* EXHAUSTIVE second stage: 0.01 for 3 devices or more, none for 2; < 0: none */
+    double refine_step; /* EXHAUSTIVE second stage: 0.01 for 3 or 4 devices, 0.001 for more, none for 2;
+                           < 0: none */
     int reps;           /* timings per distribution of a search: 2 (ADAPTIVE: each pass counts once) */
     double delta;       /* times within a factor (1 + delta) count as equal: ITERATIVE's stop (and a
                            predicted gain under delta / 2 as none), ADAPTIVE's back-off margin: 0.05 */
@@ -167,6 +183,7 @@ typedef struct hpl__balance_stats {
     bool converged;    /* ITERATIVE: ended balanced within delta (false: the cap, nothing left to gain,
                           or refusals) */
     double step;       /* EXHAUSTIVE: the coarse grid step used */
+    bool compass;      /* EXHAUSTIVE: refined by the compass search */
     double predicted;  /* models: makespan the last solve predicts for its answer (fig. 7: linear
                           devices; ITERATIVE from solve 2: its cost profile) */
     double last_makespan; /* slowest device of the last accepted timing (ADAPTIVE: the last pass) */
@@ -185,11 +202,20 @@ typedef struct hpl__balance {
     double ran[HPL__MAX_DEVICES]; /* the shares it ran with (observe_run) */
     double t[HPL__MAX_DEVICES];   /* per device: minimum time over the timings of cur */
     /* EXHAUSTIVE: the point being timed, in units of 1/grid */
-    int stage;             /* 0: coarse grid, 1: refinement */
+    int stage;             /* 0: coarse grid, 1: refinement's whole neighbourhood, 2: compass search */
     int grid, fine;        /* coarse and fine grids: multiples of 1/grid, 1/fine */
     int radius;            /* refinement: fine steps either side of centre */
     int cell[HPL__MAX_DEVICES];
-    int centre[HPL__MAX_DEVICES]; /* refinement: the coarse best in fine units */
+    int centre[HPL__MAX_DEVICES]; /* refinement: the coarse best in fine units; compass: its centre */
+    /* EXHAUSTIVE's compass search (stage 2), in fine units */
+    int step_units;                    /* the size of a move */
+    int order[HPL__MAX_DEVICES];       /* devices by the centre's times, slowest first */
+    int move_from, move_to;            /* the move being timed: order[move_from] -> order[move_to] */
+    int stage_points;                  /* distributions proposed in this stage */
+    bool centre_timed;                 /* centre_t holds the centre's times */
+    bool has_previous;                 /* previous: the centre before, not proposed again */
+    int previous[HPL__MAX_DEVICES];
+    double centre_t[HPL__MAX_DEVICES]; /* per device, 0 when it did not run */
     /* models */
     double rate[HPL__MAX_DEVICES]; /* work per second measured (0: not yet) */
     bool out[HPL__MAX_DEVICES];    /* given nothing for good */
