@@ -3,10 +3,12 @@
  * NPB 3.x, in double precision, split over every device of the context
  * (HPLVK_DEVICES, e.g. "cpu:3"; the default devices otherwise).
  *
- *   ep [S|W|A|B|C|T [balancer]]
+ *   ep [S|W|A|B|C|D|E|T [balancer]]
  *                         the class (default S): 2^M pairs of uniform
- *                         numbers, M = 24, 25, 28, 30, 32; T (a quick run,
- *                         not NPB's) is M = 20. With a balancer (none,
+ *                         numbers, M = 24, 25, 28, 30, 32, 36, 40; T (a
+ *                         quick run, not NPB's) is M = 20. D and E take
+ *                         about 1 s and 16 s a run on one H200, minutes
+ *                         and hours on Lavapipe. With a balancer (none,
  *                         exhaustive, single_step, iterative, adaptive,
  *                         dynamic, hguided, auto_tune) the runs go through
  *                         an execution plan over every device with it (a
@@ -28,8 +30,23 @@
  * rows. The host reads the rows and adds them up in double. The log is
  * hpl_log_f64 from <hplvk.glsl> (GLSL's log() is float only).
  *
+ * The shape of a run (shape_of): runs of 16 to 4096 pairs, 2^16 work-items
+ * or more (classes S to C: C is 2^20 work-items of 4096 pairs). Past 2^21
+ * work-items the rows would cost the host more to read back and add up
+ * than eight GPUs take to compute them, so a work-item's run grows instead,
+ * up to 32768 pairs (Mesa 22.3's llvmpipe stops an invocation's loops at
+ * 65 535 iterations in all: README.md), and past that the class runs in
+ * passes of 2^21 work-items (one eval each, the first pair a scalar),
+ * writing two sets of rows in turn: the host adds up one pass's rows while
+ * the devices run the next. D: one pass of 2^21 x 32768 pairs; E: 16
+ * passes. 2^21 work-items are 2^18 per GPU on eight, about one resident
+ * wave of an H200 (132 SMs x 2048 threads); their rows are 126 MB. The
+ * counts: a work-item's fit its uint row (at most 32768 pairs), the
+ * class's add up in uint64 (E accepts some 8.6e11 pairs).
+ *
  * Verified as NPB verifies: sx and sy within a relative 1e-8 of NPB's
- * reference sums of the class. Besides, the counts q[0..9] must add up to
+ * reference sums of the class (for D and E as NPB 3.3's ep.f gives them,
+ * E to 13 digits). Besides, the counts q[0..9] must add up to
  * the pairs accepted (counted apart), and for class S equal those NPB
  * prints. Class T, which has no NPB reference, is checked against the same
  * computation on the host instead: every count exactly, the sums within
@@ -37,8 +54,8 @@
  * library's, and the additions run in another order).
  *
  * One eval of a single item per device first makes the pipelines; then
- * the class runs RUNS times, each timed from the eval to the sums on the
- * host and verified; the fastest is reported (a GPU's clocks follow its
+ * the class runs RUNS times, each timed from the first eval to the sums on
+ * the host and verified; the fastest is reported (a GPU's clocks follow its
  * recent load: a first run after an idle spell runs at a fraction of
  * them), and the rate is NPB's: 2^(M+1) random numbers / time, in millions
  * per second (Mop/s). With a plan the first run also searches.
@@ -58,6 +75,14 @@
 #define EP_SEED UINT64_C(271828183)
 #define RUNS 3
 #define EP_MASK46 ((UINT64_C(1) << 46) - 1)
+/* The shape of the larger classes (shape_of); compile-time overrides make
+ * small classes run in passes, to test them on Lavapipe. */
+#ifndef EP_MAX_ITEMS
+#define EP_MAX_ITEMS (UINT64_C(1) << 21) /* work-items per pass */
+#endif
+#ifndef EP_MAX_PAIRS_PER_ITEM
+#define EP_MAX_PAIRS_PER_ITEM 32768 /* a work-item's run, past 4096 pairs: < llvmpipe's 65 535 loop iterations */
+#endif
 
 /* The modulus is 2^46, a power of two that divides 2^64, so a product of
  * two 46-bit numbers wrapped to 64 bits keeps its low 46 bits right: one
@@ -69,6 +94,7 @@ static const char *ep_src =
     "    hpl_out(double, 2) sums;  // a row per work-item: sx, sy of its pairs\n"
     "    hpl_out(uint, 2) counts;  // a row per work-item: q[0..9], the pairs accepted\n"
     "    uint pairs_per_item;\n"
+    "    uint64_t first_pair;      // the pass's first pair\n"
     "};\n"
     "const uint64_t A = 1220703125ul;                      // 5^13\n"
     "const uint64_t SEED = 271828183ul;\n"
@@ -94,7 +120,8 @@ static const char *ep_src =
     "void main() {\n"
     "    uint item = hpl_global_id.x;\n"
     "    // Pair i uses numbers 2i+1 and 2i+2: start at number 2 i0, i0 the first pair.\n"
-    "    uint64_t x = (SEED * pow_mod46(A, 2ul * uint64_t(item) * uint64_t(pairs_per_item))) & MASK46;\n"
+    "    uint64_t i0 = first_pair + uint64_t(item) * uint64_t(pairs_per_item);\n"
+    "    uint64_t x = (SEED * pow_mod46(A, 2ul * i0)) & MASK46;\n"
     "    double sx = 0.0lf, sy = 0.0lf;\n"
     "    uint q[10] = uint[10](0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);\n"
     "    uint accepted = 0u;\n"
@@ -133,7 +160,8 @@ typedef struct ep_class {
  * differently. */
 static const uint64_t ep_counts_s[EP_NQ] = {6140517, 5865300, 1100361, 68546, 1648, 17, 0, 0, 0, 0};
 
-/* The sums: NPB 3.x ep.f / ep.c, the verification block. */
+/* The sums: NPB 3.x ep.f / ep.c, the verification block (D and E checked
+ * against NPB 3.3's NPB3.3-SER/EP/ep.f; E's are given to 13 digits). */
 static const ep_class ep_classes[] = {
     {'T', 20, false, 0.0, 0.0, NULL},
     {'S', 24, true, -3.247834652034740e+3, -6.958407078382297e+3, ep_counts_s},
@@ -141,6 +169,8 @@ static const ep_class ep_classes[] = {
     {'A', 28, true, -4.295875165629892e+3, -1.580732573678431e+4, NULL},
     {'B', 30, true, 4.033815542441498e+4, -2.660669192809235e+4, NULL},
     {'C', 32, true, 4.764367927995374e+4, -8.084072988043731e+4, NULL},
+    {'D', 36, true, 1.982481200946593e+5, -1.020596636361769e+5, NULL},
+    {'E', 40, true, -5.319717441530e+5, -3.688834557731e+5, NULL},
 };
 
 typedef struct ep_result {
@@ -150,14 +180,29 @@ typedef struct ep_result {
     uint64_t accepted;
 } ep_result;
 
-/* Pairs per work-item: 2^16 work-items or more where each still gets 16
- * pairs (enough for a GPU to run them side by side), and at most 4096
- * pairs each, so that no invocation loops for long (Mesa 22.3's llvmpipe
- * stops an invocation's loops at 65 535 iterations in all: README.md). */
-static uint32_t pairs_per_item(int m)
+/* A class's run: `passes` evals of `items` work-items of `per_item` pairs,
+ * pass p starting at pair p * items * per_item. */
+typedef struct ep_shape {
+    uint32_t per_item;
+    uint64_t items, passes;
+} ep_shape;
+
+/* 2^16 work-items or more where each still gets 16 pairs (enough for a
+ * GPU to run them side by side), and at most 4096 pairs each, so that no
+ * invocation loops for long (Mesa 22.3's llvmpipe stops an invocation's
+ * loops at 65 535 iterations in all: README.md); past EP_MAX_ITEMS
+ * work-items, longer runs up to EP_MAX_PAIRS_PER_ITEM, then passes. Every
+ * count is a power of two: the passes cover the 2^m pairs exactly. */
+static ep_shape shape_of(int m)
 {
-    uint64_t per_item = (UINT64_C(1) << m) >> 16;
-    return (uint32_t)(per_item < 16 ? 16 : per_item > 4096 ? 4096 : per_item);
+    uint64_t pairs = UINT64_C(1) << m, per_item = pairs >> 16;
+    per_item = per_item < 16 ? 16 : per_item > 4096 ? 4096 : per_item;
+    while (pairs / per_item > EP_MAX_ITEMS && per_item < EP_MAX_PAIRS_PER_ITEM)
+        per_item *= 2;
+    uint64_t items = pairs / per_item;
+    ep_shape s = {(uint32_t)per_item, items < EP_MAX_ITEMS ? items : EP_MAX_ITEMS, 1};
+    s.passes = items / s.items;
+    return s;
 }
 
 /* ---- the host's EP, for class T ---------------------------------------- */
@@ -203,16 +248,16 @@ static int make_partials(hpl_context *ctx, uint64_t items, hpl_array *sums, hpl_
 
 /* plan NULL: an even split over every device. */
 static int eval_ep(hpl_context *ctx, hpl_plan *plan, hpl_kernel ep, uint64_t items, uint32_t per_item,
-                   hpl_array sums, hpl_array counts)
+                   uint64_t first_pair, hpl_array sums, hpl_array counts)
 {
-    const hpl_arg args[] = {hpl_part1(sums, 0), hpl_part1(counts, 0), hpl_u32(per_item)};
+    const hpl_arg args[] = {hpl_part1(sums, 0), hpl_part1(counts, 0), hpl_u32(per_item), hpl_u64(first_pair)};
     if (plan) {
-        SAMPLE_TRY(hpl_plan_eval(plan, ep, &(hpl_launch){.global = {items}}, args, 3));
+        SAMPLE_TRY(hpl_plan_eval(plan, ep, &(hpl_launch){.global = {items}}, args, 4));
         return HPL_OK;
     }
     hpl_launch launch = sample_launch(ctx);
     launch.global[0] = items;
-    SAMPLE_TRY(hpl_eval(ctx, ep, &launch, args, 3));
+    SAMPLE_TRY(hpl_eval(ctx, ep, &launch, args, 4));
     return HPL_OK;
 }
 
@@ -223,17 +268,16 @@ static int warm_up(hpl_context *ctx, hpl_kernel ep)
     hpl_array sums, counts;
     uint64_t items = HPL_MAX_DEVICES;
     SAMPLE_TRY(make_partials(ctx, items, &sums, &counts));
-    SAMPLE_TRY(eval_ep(ctx, NULL, ep, items, 1, sums, counts));
+    SAMPLE_TRY(eval_ep(ctx, NULL, ep, items, 1, 0, sums, counts));
     SAMPLE_TRY(hpl_array_destroy(ctx, sums));
     SAMPLE_TRY(hpl_array_destroy(ctx, counts));
     SAMPLE_TRY(hpl_finish(ctx));
     return HPL_OK;
 }
 
-/* The host's share of the work: the rows added up in double. */
+/* The host's share of the work: the rows added up in double, into r. */
 static void add_rows(const double *sums, const uint32_t *counts, uint64_t items, ep_result *r)
 {
-    *r = (ep_result){0};
     for (uint64_t i = 0; i < items; i++) {
         r->sx += sums[2 * i];
         r->sy += sums[2 * i + 1];
@@ -260,25 +304,46 @@ static int report_parts(hpl_context *ctx, hpl_array sums)
     return HPL_OK;
 }
 
-/* The timed run: the eval, and the rows added up on the host. */
-static int run_ep(hpl_context *ctx, hpl_plan *plan, hpl_kernel ep, const ep_class *c, ep_result *r, double *ms)
+/* One pass's rows, read back and added into r. */
+static int add_pass(hpl_context *ctx, hpl_array sums, hpl_array counts, uint64_t items, ep_result *r)
 {
-    uint32_t per_item = pairs_per_item(c->m);
-    uint64_t items = (UINT64_C(1) << c->m) / per_item;
-    hpl_array sums, counts;
-    SAMPLE_TRY(make_partials(ctx, items, &sums, &counts));
-    printf("ep: class %c, 2^%d pairs: %" PRIu64 " work-items of %" PRIu32 " pairs over %d device%s\n", c->name, c->m,
-           items, per_item, hpl_device_count(ctx), hpl_device_count(ctx) == 1 ? "" : "s");
-    double t0 = sample_now_ms();
-    SAMPLE_TRY(eval_ep(ctx, plan, ep, items, per_item, sums, counts));
     void *s, *q;
     SAMPLE_TRY(hpl_array_access(ctx, sums, HPL_READ, &s));
     SAMPLE_TRY(hpl_array_access(ctx, counts, HPL_READ, &q));
     add_rows(s, q, items, r);
+    return HPL_OK;
+}
+
+/* The timed run: the evals, and the rows added up on the host. Pass p
+ * writes row set p % 2; the host adds up pass p - 1's rows while the
+ * devices run pass p (an eval returns once submitted). */
+static int run_ep(hpl_context *ctx, hpl_plan *plan, hpl_kernel ep, const ep_class *c, ep_result *r, double *ms)
+{
+    const ep_shape sh = shape_of(c->m);
+    const int sets = sh.passes > 1 ? 2 : 1;
+    hpl_array sums[2], counts[2];
+    for (int i = 0; i < sets; i++)
+        SAMPLE_TRY(make_partials(ctx, sh.items, &sums[i], &counts[i]));
+    printf("ep: class %c, 2^%d pairs: %" PRIu64 " work-items of %" PRIu32 " pairs", c->name, c->m, sh.items,
+           sh.per_item);
+    if (sh.passes > 1)
+        printf(" in each of %" PRIu64 " passes", sh.passes);
+    printf(" over %d device%s\n", hpl_device_count(ctx), hpl_device_count(ctx) == 1 ? "" : "s");
+    *r = (ep_result){0};
+    const uint64_t pass_pairs = sh.items * sh.per_item;
+    double t0 = sample_now_ms();
+    for (uint64_t p = 0; p < sh.passes; p++) {
+        SAMPLE_TRY(eval_ep(ctx, plan, ep, sh.items, sh.per_item, p * pass_pairs, sums[p % 2], counts[p % 2]));
+        if (p > 0)
+            SAMPLE_TRY(add_pass(ctx, sums[(p - 1) % 2], counts[(p - 1) % 2], sh.items, r));
+    }
+    SAMPLE_TRY(add_pass(ctx, sums[(sh.passes - 1) % 2], counts[(sh.passes - 1) % 2], sh.items, r));
     *ms = sample_now_ms() - t0;
-    SAMPLE_TRY(report_parts(ctx, sums));
-    SAMPLE_TRY(hpl_array_destroy(ctx, sums));
-    SAMPLE_TRY(hpl_array_destroy(ctx, counts));
+    SAMPLE_TRY(report_parts(ctx, sums[0]));
+    for (int i = 0; i < sets; i++) {
+        SAMPLE_TRY(hpl_array_destroy(ctx, sums[i]));
+        SAMPLE_TRY(hpl_array_destroy(ctx, counts[i]));
+    }
     return HPL_OK;
 }
 
@@ -433,7 +498,8 @@ int main(int argc, char **argv)
     }
     if (!c) {
         fprintf(stderr,
-                "usage: %s [S|W|A|B|C|T [balancer]]   (NPB EP class, default S; T: 2^20 pairs, checked on the host;\n"
+                "usage: %s [S|W|A|B|C|D|E|T [balancer]]   (NPB EP class, default S: 2^24 pairs, W 2^25, A 2^28,\n"
+                "       B 2^30, C 2^32, D 2^36, E 2^40; T: 2^20 pairs, checked on the host;\n"
                 "       balancer: none, exhaustive, single_step, iterative, adaptive, dynamic, hguided, auto_tune)\n",
                 argv[0]);
         return 2;
