@@ -405,6 +405,39 @@ static void too_large_to_import(void)
     hpl_context_destroy(ctx);
 }
 
+/* An array past one allocation (maxMemoryAllocationSize) of a device with
+ * its own memory is not imported but staged: the H200's driver, asked to
+ * import 4.2 GiB past its 3.998 GiB, never returned (2026-11-25). Only the
+ * 8 elements a kernel updates are touched; the rest stays reserved, not
+ * committed. */
+static void staged_past_one_allocation(void)
+{
+    hpl_context *ctx = zc_context("cpu", HPL_ZERO_COPY_OFF);
+    hpl_device_info info;
+    if (!CHECK_OK(hpl_device_get_info(ctx, 0, &info)) || info.zero_copy || !info.host_import ||
+        info.max_buffer_size > (UINT64_C(16) << 30)) {
+        th_note("device 0 is zero-copy, imports nothing or allocates past 16 GiB: no import to refuse");
+        hpl_context_destroy(ctx);
+        return;
+    }
+    hpl_kernel step = th_kernel(ctx, step1_src);
+    hpl_array big = {0}, head = {0};
+    uint64_t n = info.max_buffer_size / 4 + (UINT64_C(16) << 20); /* 64 MiB past it */
+    CHECK_OK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_UINT32, .dims = {n}, .name = "big"}, &big));
+    CHECK_OK(hpl_subarray(ctx, big, HPL_RANGES({0, 7}), &head));
+    hpl_stats before = stats_now(ctx);
+    CHECK_OK(hpl_eval(ctx, step, NULL, HPL_ARGS(hpl_arr(head), hpl_u32(3))));
+    uint32_t got[8] = {0};
+    if (CHECK_OK(hpl_array_read(ctx, head, got, sizeof got)))
+        CHECK(got[0] == 3 && got[7] == 3, "big[0] = %u, big[7] = %u, want 3", got[0], got[7]);
+    hpl_stats after = stats_now(ctx);
+    CHECK(after.total.staged_bytes >= before.total.staged_bytes + 2 * sizeof got,
+          "%.2f GiB on %s (one allocation at most %.2f GiB): %llu bytes staged, want its 32 bytes both ways",
+          n * 4.0 / 1073741824, info.name, info.max_buffer_size / 1073741824.0,
+          (unsigned long long)(after.total.staged_bytes - before.total.staged_bytes));
+    hpl_context_destroy(ctx);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -486,5 +519,6 @@ int main(void)
     hpl_context_destroy(ctx);
 
     too_large_to_import();
+    staged_past_one_allocation();
     return th_finish(NULL);
 }

@@ -173,14 +173,20 @@ int hpl__host_import(hpl__device *d, void *ptr, size_t size, bool device_address
     void *base = (void *)start;
     VkDeviceSize bytes = end - start;
     /* One buffer over the pages: past maxBufferSize, vkCreateBuffer's
-     * behaviour is undefined (Lavapipe's limit is 4 GiB - 1). A device
-     * with its own memory then stages its copies instead; a zero-copy
-     * device fails, naming the limit. */
-    if (bytes > d->import_max_bytes)
+     * behaviour is undefined (Lavapipe's limit is 4 GiB - 1), and a device
+     * with its own memory goes no further than one allocation
+     * (maxMemoryAllocationSize): the H200's driver, asked to import 4.2 GiB
+     * past its 3.998, never returned (2026-11-25). Such a device then stages
+     * its copies instead. A zero-copy device has no other way to reach the
+     * memory, and Lavapipe's imports past its 2 GiB allocations work (grids
+     * of 3.4 GiB beside an H200): it goes up to maxBufferSize, and past it
+     * fails, naming the limit. */
+    VkDeviceSize limit = d->zero_copy ? d->import_max_bytes : HPL__MIN(d->import_max_bytes, d->info.max_buffer_size);
+    if (bytes > limit)
         return hpl__fail(HPL_ERROR_OUT_OF_DEVICE_MEMORY,
-                         "device %s can import at most %.2f MiB of host memory as one buffer (its maxBufferSize), "
-                         "%.2f MiB asked",
-                         d->info.name, d->import_max_bytes / 1048576.0, bytes / 1048576.0);
+                         "device %s can import at most %.2f MiB of host memory as one buffer (its %s), %.2f MiB asked",
+                         d->info.name, limit / 1048576.0,
+                         limit == d->import_max_bytes ? "maxBufferSize" : "maxMemoryAllocationSize", bytes / 1048576.0);
 
     VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
     VkResult r = d->get_host_pointer_props(d->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, base, &hp);
