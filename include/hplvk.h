@@ -678,6 +678,10 @@ HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint3
  *   x.dims     extents (uint for 1-D, uvecN otherwise)
  *   x.stride   element strides per dimension (x.stride.x for dimension 0)
  *   x.origin   position of x's first element in its whole array (subarrays)
+ *   x.p        a buffer reference to element x.part_lo (the first present
+ *              on this device): element i is x.p.v[(i - x.part_lo) *
+ *              x.stride] (what hpl_at computes; SPIR-V written without
+ *              <hplvk.glsl> indexes the same way)
  *   x.part_lo, x.part_hi    the elements present on this device, half-open:
  *              all of x, or in a multi-device eval this device's part with
  *              its halo (section 7b); only these may be read

@@ -39,10 +39,12 @@ bool hpl_in_domain()
 }
 
 // Array arguments: a buffer reference (device address) to the argument's
-// element 0, extents and strides, the argument's origin in its root, the
-// part of it present on this device (halo included) and the part it owns,
-// half-open, in the argument's own coordinates. p may point before the
-// memory that holds the part: only elements inside [part_lo, part_hi) exist.
+// first element present on this device (element part_lo), extents and
+// strides, the argument's origin in its root, the part of it present on
+// this device (halo included) and the part it owns, half-open, in the
+// argument's own coordinates. Element i is at p + (i - part_lo) . stride:
+// offsets from p stay inside the memory holding the part (a driver may add
+// them in 32 bits), and only elements inside [part_lo, part_hi) exist.
 // One struct per element type, access and dimensionality; the library
 // recognises them by shape and decorations (NonWritable/NonReadable), not by
 // name.
@@ -72,9 +74,10 @@ HPLVK_TYPE(double, 8)
 // The argument block: members in declaration order are the eval arguments.
 #define hpl_args layout(set = 0, binding = 0, std140) uniform hplvk_args_t
 
-#define hpl_at(a, i) a.p.v[(i) * a.stride.x]
-#define hpl_at2(a, i, j) a.p.v[(i) * a.stride.x + (j) * a.stride.y]
-#define hpl_at3(a, i, j, k) a.p.v[(i) * a.stride.x + (j) * a.stride.y + (k) * a.stride.z]
+#define hpl_at(a, i) a.p.v[((i) - a.part_lo) * a.stride.x]
+#define hpl_at2(a, i, j) a.p.v[((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y]
+#define hpl_at3(a, i, j, k) \
+    a.p.v[((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y + ((k) - a.part_lo.z) * a.stride.z]
 
 // HPL's part-local view: index 0 is the first element present on this
 // device (the part's, halo included), hpl_part_dims its extents.

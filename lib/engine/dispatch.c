@@ -66,10 +66,14 @@ static void put_box(uint8_t *block, uint32_t size, const hpl__array_layout *l, i
     put_u32s(block, size, l->field[lo_field + 1], hi, n);
 }
 
-/* Fills the argument block. An array's pointer is the address of the
- * argument's element 0, so that a part of a multi-device eval is indexed in
- * the whole argument's coordinates (the pointer may then lie before the
- * memory holding the part; 64-bit addresses wrap consistently). */
+/* Fills the argument block. An array's pointer is the address of its first
+ * element present on the device (part_lo: element 0 unless it is a part of
+ * a multi-device eval), and <hplvk.glsl> indexes from there (i - part_lo),
+ * so that every offset a kernel adds to it lies inside the memory holding
+ * the part. A pointer to element 0 lay before that memory, and the H200
+ * faulted (device lost) once a part's offsets from it passed 4 GiB: its
+ * compiler adds a 32-bit index's byte offset in 32 bits (2026-11-25, arrays
+ * of 4.2 and 5 GiB over two and three logical devices). */
 static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection *r, const hpl_arg *args,
                        const hpl__arg_view *views)
 {
@@ -84,7 +88,7 @@ static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection 
         const hpl__arg_view *v = &views[i];
         const hpl__array_layout *l = &r->layout[i];
         const hpl__box *whole = v->is_part ? &v->whole : &v->at.box;
-        uint64_t address = hpl__op_address(op, v->at.root, v->slot, whole->lo);
+        uint64_t address = hpl__op_address(op, v->at.root, v->slot, v->at.box.lo);
         uint64_t dims[3], stride[3];
         hpl__kernel_dims(v, dims);
         kernel_strides(v, op->device->index, stride);
