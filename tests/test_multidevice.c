@@ -395,11 +395,53 @@ static void four_devices(void)
     hpl_context_destroy(ctx);
 }
 
+/* The array pointer's contract (hplvk.h chapter 6): x.p points at element
+ * x.part_lo, the first present on the device, and element (i, j) is
+ * x.p.v[(i - part_lo.x) * stride.x + (j - part_lo.y) * stride.y] -- what a
+ * kernel without <hplvk.glsl> computes. A pointer to element 0 lay before a
+ * part's memory and faulted on the H200 past 4 GiB of offsets. Rows split
+ * over three devices with one halo row, read through a subarray (strides of
+ * its parent) by that formula only. */
+static const char *raw_index_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(uint, 2) a; hpl_out(uint, 2) b; };\n"
+    "void main() { uint i = hpl_global_id.x, j = hpl_global_id.y;\n"
+    "    uint up = i > 0u ? i - 1u : i;\n"
+    "    hpl_at2(b, i, j) = a.p.v[(up - a.part_lo.x) * a.stride.x + (j - a.part_lo.y) * a.stride.y] * 1000u\n"
+    "        + a.p.v[(i - a.part_lo.x) * a.stride.x + (j - a.part_lo.y) * a.stride.y]; }\n";
+
+static void pointer_at_part(void)
+{
+    enum { R = 41, C = 13, PR = 37, PC = 9 }; /* a is rows 2.. and columns 3.. of m */
+    hpl_context *ctx = th_context("cpu:3");
+    hpl_kernel k = th_kernel(ctx, raw_index_src);
+    hpl_array m = th_array(ctx, HPL_UINT32, R, C, 0), a = {0}, b = th_array(ctx, HPL_UINT32, PR, PC, 0);
+    CHECK_OK(hpl_subarray(ctx, m, HPL_RANGES({2, 2 + PR - 1}, {3, 3 + PC - 1}), &a));
+    uint32_t host[R * C];
+    for (int i = 0; i < R * C; i++)
+        host[i] = (uint32_t)i;
+    CHECK_OK(hpl_array_write(ctx, m, host, sizeof host));
+    CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_part1(a, 1), hpl_part1(b, 0))));
+    const uint32_t *got = th_access(ctx, b, HPL_READ);
+    int wrong = 0;
+    for (int i = 0; got && i < PR; i++)
+        for (int j = 0; j < PC; j++) {
+            int up = i > 0 ? i - 1 : i;
+            uint32_t want = host[(up + 2) * C + j + 3] * 1000u + host[(i + 2) * C + j + 3];
+            if (got[i * PC + j] != want && wrong++ < 3)
+                CHECK(false, "b[%d][%d] = %u, want %u (element (i - 1, j) and (i, j) of a through a.p)", i, j,
+                      got[i * PC + j], want);
+        }
+    CHECK(got && wrong == 0, "%d of %d elements wrong through a.p", wrong, PR * PC);
+    hpl_context_destroy(ctx);
+}
+
 int main(void)
 {
     descriptions();
     selection();
     two_devices();
     four_devices();
+    pointer_at_part();
     return th_finish(NULL);
 }
