@@ -126,12 +126,17 @@ static bool is_distribution(const double *w, int devices)
 /* The unbalanced benchmark: the bottom x% of the rows cost 1001, the others 1. */
 static double unbalanced_prefix[ROWS + 1];
 
+static void unbalanced_fill(double *prefix, int rows, int percent)
+{
+    int heavy = rows * percent / 100;
+    prefix[0] = 0;
+    for (int r = 0; r < rows; r++)
+        prefix[r + 1] = prefix[r] + (r >= rows - heavy ? 1001.0 : 1.0);
+}
+
 static void unbalanced_rows(int percent)
 {
-    int heavy = ROWS * percent / 100;
-    unbalanced_prefix[0] = 0;
-    for (int r = 0; r < ROWS; r++)
-        unbalanced_prefix[r + 1] = unbalanced_prefix[r] + (r >= ROWS - heavy ? 1001.0 : 1.0);
+    unbalanced_fill(unbalanced_prefix, ROWS, percent);
 }
 
 /* ---- brute-force references ---------------------------------------------- */
@@ -715,9 +720,7 @@ static void check_exhaustive_compass_unbalanced(void)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         printf("  %-13s", cases[c].name);
         for (int x = 0; x <= 100; x += 25) {
-            int heavy = rows * x / 100;
-            for (int r = 0; r < rows; r++)
-                big_prefix[r + 1] = big_prefix[r] + (r >= rows - heavy ? 1001.0 : 1.0);
+            unbalanced_fill(big_prefix, rows, x);
             sim s = linear(cases[c].devices, cases[c].speed);
             s.rows = rows;
             s.prefix = big_prefix;
