@@ -534,6 +534,9 @@ typedef struct hpl_device_stats {
                                     * its dedicated transfer queue, overlapping kernels:
                                     * uploads of 4 MiB or more per operation, downloads of
                                     * 4 MiB or more (HPLVK_TRANSFER_LANE) */
+    uint64_t copy_kernels; /* boxes of those transfers (and of assignments) moved by the
+                            * copy kernel rather than as one copy region per contiguous
+                            * run: boxes of many short runs (HPLVK_STRIDED_COPY) */
     uint64_t staged_bytes; /* of to_device/to_host_bytes, those copied through staging
                             * slots, chunk by chunk, because the device could not import
                             * the host storage (no VK_EXT_external_memory_host, a pointer
@@ -1188,6 +1191,19 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      semaphores (VK_KHR_external_semaphore_fd) wait on
  *                      each other's timeline directly (never with
  *                      validation on).
+ * HPLVK_STRIDED_COPY  how a copy of a box whose contiguous runs are short
+ *                      and many (a column panel of a row-major matrix, a
+ *                      strided subarray, a column halo: 16 runs or more,
+ *                      each under 64 KiB) moves: "auto" (unset: the
+ *                      default) by the library's copy kernel on GPUs, on
+ *                      the compute queue, reading and writing both sides
+ *                      by device address, and as vkCmdCopyBuffer regions
+ *                      (one per run) on CPUs, where a region is a memcpy;
+ *                      "kernel" by the kernel on every device (it needs
+ *                      shaderInt64: the rest keep regions); "dma" always as
+ *                      regions. A region costs NVIDIA's driver ~2.5 us:
+ *                      a 16384-row panel took ~40 ms as regions. Other
+ *                      values make hpl_context_create fail.
  * HPLVK_TRACE=FILE     record a trace of the whole life of every context
  *                      (chapter 9), written by hpl_context_destroy: the
  *                      process's first context writes FILE, the next ones

@@ -145,6 +145,7 @@ typedef struct summa_kernels {
 /* What the multiplication moved, and what SUMMA's broadcasts should. */
 typedef struct summa_traffic {
     uint64_t to_device, to_host, local;
+    uint64_t copy_kernels; /* strided boxes (A's column panels) moved by the copy kernel */
     uint64_t want_to_device, want_to_host;
 } summa_traffic;
 
@@ -338,6 +339,7 @@ static int measure_traffic(hpl_context *ctx, summa_traffic *t)
     t->to_device = st.total.to_device_bytes;
     t->to_host = st.total.to_host_bytes;
     t->local = st.total.local_bytes;
+    t->copy_kernels = st.total.copy_kernels;
     return HPL_OK;
 }
 
@@ -345,8 +347,8 @@ static int measure_traffic(hpl_context *ctx, summa_traffic *t)
 static bool report_traffic(const summa_traffic *t, uint64_t n)
 {
     printf("traffic: %" PRIu64 " bytes to devices, %" PRIu64 " to the host, %" PRIu64
-           " within devices (matrix %" PRIu64 " bytes)\n",
-           t->to_device, t->to_host, t->local, n * n * (uint64_t)sizeof(float));
+           " within devices (matrix %" PRIu64 " bytes); %" PRIu64 " boxes by the copy kernel\n",
+           t->to_device, t->to_host, t->local, n * n * (uint64_t)sizeof(float), t->copy_kernels);
     printf("summa:   %" PRIu64 " bytes to devices (each block to the rest of its grid row or column), %" PRIu64
            " to the host (each block read elsewhere leaves its owner once)\n",
            t->want_to_device, t->want_to_host);

@@ -158,16 +158,28 @@ int hpl__op_prepare(hpl__op *op)
     return rc;
 }
 
-/* Is step t of b's plan an upload the transfer lane can take (a copy from
- * the host storage into a buffer of the device, recorded here)? */
-static bool lane_upload(const hpl__binding *b, const hpl__transfer *t)
+static bool fetched_here(const hpl__op *op, const hpl__binding *b, const hpl__transfer *t)
 {
-    return recorded_here(b, t) && t->src == HPL__HOST;
+    (void)op;
+    return recorded_here(b, t);
 }
 
-/* Records the fetches of `op` for which `want(b, t)` holds into cb;
+/* Is step t of b's plan an upload the transfer lane can take (a copy from
+ * the host storage into a buffer of the device, recorded here, not by the
+ * copy kernel: the lane's queue runs no kernels)? */
+static bool lane_upload(const hpl__op *op, const hpl__binding *b, const hpl__transfer *t)
+{
+    if (!recorded_here(b, t) || t->src != HPL__HOST)
+        return false;
+    hpl__layout from = hpl__layout_of(b->root, t->src, op->device->index);
+    hpl__layout to = hpl__layout_of(b->root, t->dst, op->device->index);
+    return !hpl__copy_by_kernel(op->device, b->root, &t->region, &from, &to);
+}
+
+/* Records the fetches of `op` for which `want(op, b, t)` holds into cb;
  * returns whether it recorded any. */
-static bool record_fetches(hpl__op *op, VkCommandBuffer cb, bool (*want)(const hpl__binding *, const hpl__transfer *),
+static bool record_fetches(hpl__op *op, VkCommandBuffer cb,
+                           bool (*want)(const hpl__op *, const hpl__binding *, const hpl__transfer *),
                            const hpl__op *skip_lane)
 {
     hpl__device *d = op->device;
@@ -176,7 +188,7 @@ static bool record_fetches(hpl__op *op, VkCommandBuffer cb, bool (*want)(const h
         hpl__binding *b = &op->bindings[i];
         for (int s = 0; s < b->plan.count; s++) {
             const hpl__transfer *t = &b->plan.steps[s];
-            if (!want(b, t) || (skip_lane && lane_upload(b, t)))
+            if (!want(op, b, t) || (skip_lane && lane_upload(op, b, t)))
                 continue;
             any = true;
             hpl__layout from = hpl__layout_of(b->root, t->src, d->index);
@@ -200,7 +212,7 @@ static bool lane_takes(const hpl__op *op, uint64_t *after)
     for (int i = 0; i < op->binding_count; i++) {
         const hpl__binding *b = &op->bindings[i];
         for (int s = 0; s < b->plan.count; s++)
-            if (lane_upload(b, &b->plan.steps[s]))
+            if (lane_upload(op, b, &b->plan.steps[s]))
                 bytes += hpl__region_volume(&b->plan.steps[s].region) * hpl_type_size(b->root->type);
     }
     /* A small upload goes with its kernel: a second submission and a wait
@@ -243,7 +255,7 @@ int hpl__op_record(hpl__op *op, VkCommandBuffer *cb)
         return rc;
     /* The work after the fetches reads them; without fetches, the barrier
      * hpl__batch_begin recorded already orders it. */
-    if (record_fetches(op, *cb, recorded_here, lane ? op : NULL))
+    if (record_fetches(op, *cb, fetched_here, lane ? op : NULL))
         hpl__barrier_all(*cb);
     return HPL_OK;
 }

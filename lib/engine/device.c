@@ -381,6 +381,8 @@ int hpl__device_setup(hpl_context *ctx, hpl__device *d)
         rc = create_layouts(d);
     if (rc == HPL_OK)
         rc = create_pipeline_cache(ctx, d);
+    if (rc == HPL_OK)
+        rc = hpl__copy_open(d);
     return rc;
 }
 
@@ -447,6 +449,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
     hpl__args_release(d);
     hpl__staging_close(d);
     hpl__timestamps_close(d);
+    hpl__copy_close(d);
     if (d->pipeline_cache)
         vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
     if (d->descriptor_pool)

@@ -170,7 +170,7 @@ static inline void hpl__record_copy_logged(hpl_context *ctx, hpl__device *d, VkC
                                            const hpl__layout *from, const hpl__layout *to, const int64_t shift[3])
 {
     hpl__event *e = ctx->events_on ? hpl__events_copy_begin_(ctx, d, cb, root, region, src, dst) : NULL;
-    hpl__record_copy(cb, root, region, from, to, shift);
+    hpl__record_copy(d, cb, root, region, from, to, shift);
     if (e)
         hpl__events_copy_end_(d, cb, e);
 }

@@ -39,7 +39,7 @@ static void record_snapshot(hpl__device *d, VkCommandBuffer cb, hpl__ghost_watch
 {
     hpl__layout from = hpl__layout_of(w->root, w->slot, d->index);
     hpl__layout to = {.buffer = w->buffer[which], .base = 0, .box = w->bounds};
-    hpl__record_copy(cb, w->root, &w->region, &from, &to, hpl__no_shift);
+    hpl__record_copy(d, cb, w->root, &w->region, &from, &to, hpl__no_shift);
 }
 
 static int watch_add(hpl__ghost_check *gc, hpl__device *d, const hpl__arg_view *v)

@@ -47,6 +47,7 @@ typedef struct hpl__lane {
 typedef struct hpl__staging {
     VkBuffer buffer; /* the slots, one after the other; made at first use */
     VkDeviceMemory memory;
+    VkDeviceAddress address; /* of the buffer, on devices that copy by kernel; else 0 */
     uint8_t *map;
     VkDeviceSize slot_bytes;
     uint64_t free_at[HPL__STAGING_SLOTS]; /* the device's timeline value after which a slot is free */
@@ -167,6 +168,10 @@ typedef struct hpl__device {
     void *queue_lock_user;
 
     bool zero_copy;        /* kernels use the host storage directly */
+    /* Boxes of many short runs move by a kernel (copy.c): its pipelines for
+     * 4- and 16-byte units; imports and staging slots get device addresses. */
+    bool copy_kernel;
+    VkPipeline copy_pipeline[2];
     bool zero_copy_asked;  /* its device list entry carries +zc */
     char entry[48];        /* that entry, for messages ("" for the default list) */
     uint64_t memory_limit; /* bytes of array instances it may hold */
@@ -197,7 +202,7 @@ typedef struct hpl__import {
     VkBuffer buffer;
     VkDeviceMemory memory;
     VkDeviceSize offset;     /* of the first element inside buffer */
-    VkDeviceAddress address; /* of the first element; zero-copy devices only */
+    VkDeviceAddress address; /* of the first element; zero-copy devices and those that copy by kernel */
     bool staged;             /* cannot be imported: transfers go through staging.c */
 } hpl__import;
 
@@ -563,17 +568,28 @@ int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box
 
 /* transfer.c: moving regions between memories */
 /* Where elements of a root live in one buffer: the buffer holds `box` dense
- * row-major from byte `base`. */
+ * row-major from byte `base`, at device address `address` (0: the buffer
+ * has none, and copies to or from it are vkCmdCopyBuffer regions). */
 typedef struct hpl__layout {
     VkBuffer buffer;
     VkDeviceSize base;
+    VkDeviceAddress address;
     hpl__box box;
 } hpl__layout;
 hpl__layout hpl__layout_of(hpl__array *root, int slot, int device);
-/* Records the copy of `region` (destination coordinates) from src to dst;
- * element x of dst takes element x + shift of src. */
-void hpl__record_copy(VkCommandBuffer cb, const hpl__array *root, const hpl__region *region, const hpl__layout *src,
-                      const hpl__layout *dst, const int64_t shift[3]);
+/* copy.c: the copy kernel (shaders/copy.comp) for boxes of many short runs,
+ * per device: HPLVK_STRIDED_COPY=auto (GPUs), kernel or dma. */
+int hpl__copy_open(hpl__device *d);
+void hpl__copy_close(hpl__device *d);
+/* Records the copy of `region` (destination coordinates) from src to dst on
+ * d's compute queue; element x of dst takes element x + shift of src. Boxes
+ * of many short runs go by the copy kernel, the rest as copy regions. */
+void hpl__record_copy(hpl__device *d, VkCommandBuffer cb, const hpl__array *root, const hpl__region *region,
+                      const hpl__layout *src, const hpl__layout *dst, const int64_t shift[3]);
+/* Would hpl__record_copy run a copy kernel for any box of region? Such a
+ * copy stays off the transfer lane, whose queue runs no kernels. */
+bool hpl__copy_by_kernel(const hpl__device *d, const hpl__array *root, const hpl__region *region,
+                         const hpl__layout *src, const hpl__layout *dst);
 /* Calls fn for each run of contiguous elements of box x (destination
  * coordinates) between a source and a destination holding boxes src and dst
  * dense row-major; element e of dst takes e + shift of src. Offsets in

@@ -73,9 +73,13 @@ static int staging_open(hpl_context *ctx, hpl__device *d)
                          d->info.name);
     VkDeviceSize bytes = ctx->staging_chunk * HPL__STAGING_SLOTS;
     int rc = hpl__buffer_create(d, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                (uint32_t)type, false, &s->buffer, &s->memory);
+                                (uint32_t)type, d->copy_kernel, &s->buffer, &s->memory);
     if (rc != HPL_OK)
         return rc;
+    if (d->copy_kernel) { /* the copy kernel packs strided boxes into the slots */
+        VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = s->buffer};
+        s->address = vkGetBufferDeviceAddress(d->device, &ai);
+    }
     VkResult r = vkMapMemory(d->device, s->memory, 0, VK_WHOLE_SIZE, 0, (void **)&s->map);
     if (r != VK_SUCCESS) {
         hpl__staging_close(d);
@@ -152,8 +156,11 @@ static int device_side(staged *x, const hpl__region *chunk, uint32_t slot, bool 
         hpl__region one;
         hpl__region_init(&one);
         hpl__region_set_box(&one, &chunk->boxes[i]); /* one box: inline storage, cannot fail */
-        hpl__layout packed = {.buffer = d->staging.buffer, .base = base, .box = chunk->boxes[i]};
-        hpl__record_copy(cb, x->root, &one, to_slot ? &buffer : &packed, to_slot ? &packed : &buffer, hpl__no_shift);
+        hpl__layout packed = {.buffer = d->staging.buffer,
+                              .base = base,
+                              .address = d->staging.address ? d->staging.address + base : 0,
+                              .box = chunk->boxes[i]};
+        hpl__record_copy(d, cb, x->root, &one, to_slot ? &buffer : &packed, to_slot ? &packed : &buffer, hpl__no_shift);
         base += hpl__box_volume(&chunk->boxes[i]) * x->esize;
         hpl__region_free(&one);
     }

@@ -51,6 +51,7 @@ int hpl_stats_get(hpl_context *ctx, hpl_stats *out)
         t->submissions += s->submissions;
         t->transfer_submissions += s->transfer_submissions;
         t->staged_bytes += s->staged_bytes;
+        t->copy_kernels += s->copy_kernels;
     }
     HPL__UNLOCK(ctx);
     return HPL_OK;

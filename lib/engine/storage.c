@@ -58,8 +58,14 @@ int hpl__host_storage_import(hpl_context *ctx, hpl__array *root, int device)
         im->staged = true;
         return HPL_OK;
     }
+    /* Zero-copy kernels, and the copy kernel (copy.c), reach it by address. */
+    bool addressed = d->zero_copy || d->copy_kernel;
     if (rc == HPL_OK)
-        rc = hpl__host_import(d, root->host, root->bytes, d->zero_copy, &im->buffer, &im->memory, &im->offset);
+        rc = hpl__host_import(d, root->host, root->bytes, addressed, &im->buffer, &im->memory, &im->offset);
+    if (rc != HPL_OK && rc != HPL_ERROR_OUT_OF_HOST_MEMORY && addressed && !d->zero_copy && !d->error) {
+        addressed = false; /* imported without an address, its strided copies are copy regions */
+        rc = hpl__host_import(d, root->host, root->bytes, false, &im->buffer, &im->memory, &im->offset);
+    }
     /* The driver refused this memory (a file mapping, say): transfers go
      * through staging slots instead. A zero-copy device has no other way to
      * reach it: its kernels run on it. */
@@ -69,7 +75,7 @@ int hpl__host_storage_import(hpl_context *ctx, hpl__array *root, int device)
         im->staged = true;
         return HPL_OK;
     }
-    if (rc == HPL_OK && d->zero_copy) {
+    if (rc == HPL_OK && addressed) {
         VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = im->buffer};
         im->address = vkGetBufferDeviceAddress(d->device, &ai) + im->offset;
     }

@@ -9,12 +9,15 @@
  * all on d (or done): the lane then waits on d's compute timeline only, up
  * to *after, where the writers of its source are. Work of other devices
  * goes through the compute queue's gate. */
-static bool lane_takes_download(hpl_context *ctx, hpl__device *d, const hpl__array *root, const hpl__transfer *t,
+static bool lane_takes_download(hpl_context *ctx, hpl__device *d, hpl__array *root, const hpl__transfer *t,
                                 const hpl__point *waits, int n, uint64_t *after)
 {
     uint64_t bytes = hpl__region_volume(&t->region) * hpl_type_size(root->type);
     if (!d->xfer.on || (bytes < HPL__LANE_MIN_BYTES && !d->xfer.shared))
         return false;
+    hpl__layout from = hpl__layout_of(root, t->src, d->index), to = hpl__layout_of(root, HPL__HOST, d->index);
+    if (hpl__copy_by_kernel(d, root, &t->region, &from, &to))
+        return false; /* the lane's queue runs no kernels */
     hpl__point writers[HPL__MAX_TIMELINES];
     int w = hpl__coherence_wait_points(&root->coherence, t->src, &t->region, false, writers, 0);
     *after = 0;
