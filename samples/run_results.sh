@@ -22,6 +22,10 @@
 #            counts the runs made.
 #   profile  ci (default), h200, h200x2, h200x4, h200x8 (below).
 #   file     where the results go (default: stdout only); also printed.
+#            Each run's whole output (the balancers' tables, the exchange
+#            and halo figures beside their baselines) goes to the same name
+#            with .txt replaced by .full.txt (file.full.txt if it has no
+#            .txt), after a "=== run: ..." line.
 #   samples_bindir  the built samples (default: build/samples under the
 #            repository).
 #
@@ -341,6 +345,9 @@ report() {
     [[ -z $out ]] || echo "$@" >>"$out"
 }
 [[ -z $out ]] || : >"$out" || { echo "$0: cannot write $out" >&2; exit 2; }
+full=
+[[ -z $out || -n $dry ]] || full=${out%.txt}.full.txt
+[[ -z $full ]] || : >"$full" || { echo "$0: cannot write $full" >&2; exit 2; }
 
 report "# hplvk samples, profile $profile${dry:+ (dry run: nothing was run)}"
 report "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -369,6 +376,7 @@ for entry in "${plan[@]}"; do
     wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     result=$(grep '^RESULT ' "$tmp" | tail -1)
     report "run: HPLVK_DEVICES=$devices $prog $args  (exit $rc, ${wall} s)"
+    [[ -z $full ]] || { echo "=== run: HPLVK_DEVICES=$devices $prog $args  (exit $rc, ${wall} s)"; cat "$tmp"; echo; } >>"$full"
     ok=1
     if [[ $rc -ne 0 || $result != *"verified=yes"* ]]; then
         failed=$((failed + 1)) ok=0
