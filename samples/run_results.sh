@@ -77,7 +77,8 @@
 #           0.13 s on eight GPUs), >= 0.8 for the stencils (the summary's
 #           eff). About 17.5 minutes (logical, -l: ~20), in four calls:
 #           call 1: -s '^(matmul|jacobi)$'           ~280 s (logical ~310)
-#           call 2: -s '^ep$'                        ~210 s (logical ~330)
+#           call 2: -s '^ep$'                        ~210 s (logical: 12 of
+#                                                    16 runs in 420 s)
 #           call 3: -s '^game_of_life'               ~270 s
 #           call 4: -s '^(bench_plan|unbalanced)$'   ~300 s
 #           Each call's timeouts add up to more than 600 s, but those are
