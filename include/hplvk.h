@@ -1265,7 +1265,8 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *     args.bytes, args.direction ("host to device", "device to host",
  *     "within device", or "host to host" on a zero-copy device), args.src
  *     and args.dst ("host" or "device d"), args.boxes (boxes of the region
- *     copied), args.bounds and args.region (its bounding box and its first
+ *     copied), args.kernel_boxes (of them, those the copy kernel moved:
+ *     HPLVK_STRIDED_COPY; the rest are copy regions), args.bounds and args.region (its bounding box and its first
  *     8 boxes, each {"first": [i, j, k], "last": [i, j, k]}, inclusive, in
  *     the array's coordinates; 3 indices whatever its dimensions). Each runs
  *     on the track of the device that executes it: a copy between two

@@ -346,7 +346,7 @@ typedef struct event {
     /* copies */
     const char *array, *direction, *src, *dst;
     uint64_t bytes;
-    int boxes, region_count;
+    int boxes, kernel_boxes, region_count;
     box region[MAX_BOXES], bounds;
 } event;
 
@@ -403,15 +403,17 @@ static bool load_copy(event *e)
     e->direction = jstr(e->args, "direction");
     e->src = jstr(e->args, "src");
     e->dst = jstr(e->args, "dst");
-    double bytes = -1, boxes = -1;
+    double bytes = -1, boxes = -1, kernel_boxes = -1;
     const jnode *region = jget(e->args, "region");
     bool ok = e->array && e->direction && e->src && e->dst && jnum(e->args, "bytes", &bytes) && bytes >= 0 &&
-              jnum(e->args, "boxes", &boxes) && boxes >= 1 && parse_box(jget(e->args, "bounds"), &e->bounds) &&
+              jnum(e->args, "boxes", &boxes) && boxes >= 1 && jnum(e->args, "kernel_boxes", &kernel_boxes) &&
+              kernel_boxes >= 0 && kernel_boxes <= boxes && parse_box(jget(e->args, "bounds"), &e->bounds) &&
               region && region->type == J_ARRAY && region->count == (boxes < MAX_BOXES ? (int)boxes : MAX_BOXES);
     for (int i = 0; ok && i < region->count; i++)
         ok = parse_box(region->items[i], &e->region[i]);
     e->bytes = (uint64_t)bytes;
     e->boxes = (int)boxes;
+    e->kernel_boxes = (int)kernel_boxes;
     e->region_count = ok ? region->count : 0;
     return ok;
 }
@@ -450,7 +452,11 @@ static bool load_event(const jnode *n, event *e)
     }
     if (ok && e->cat == 'c') {
         ok = load_copy(e);
-        CHECK(ok, "copy seq %.0f lacks array, bytes, boxes, direction, src, dst, bounds or region", seq);
+        CHECK(ok, "copy seq %.0f lacks array, bytes, boxes, kernel_boxes, direction, src, dst, bounds or region",
+              seq);
+        /* The lane's queue runs no kernels. */
+        CHECK(!ok || !e->lane || e->kernel_boxes == 0, "copy seq %.0f on the transfer lane has %d kernel boxes", seq,
+              e->kernel_boxes);
     }
     return ok;
 }
@@ -726,10 +732,17 @@ static void check_waits(const trace *t)
     }
 }
 
-/* Copy bytes and counts per device and direction equal hpl_stats_get's. */
+/* Copy bytes and counts per device and direction, and boxes moved by the
+ * copy kernel, equal hpl_stats_get's. */
 static void check_stats(const trace *t, const hpl_stats *st)
 {
     for (int d = 0; d < t->devices; d++) {
+        uint64_t kernel_boxes = 0;
+        for (int i = 0; i < t->count; i++)
+            if (t->ev[i].cat == 'c' && t->ev[i].device == d)
+                kernel_boxes += (uint64_t)t->ev[i].kernel_boxes;
+        CHECK(kernel_boxes == st->device[d].copy_kernels, "device %d: the trace has %llu copy-kernel boxes, hpl_stats_get %llu",
+              d, (unsigned long long)kernel_boxes, (unsigned long long)st->device[d].copy_kernels);
         uint64_t bytes[3] = {0, 0, 0}, count[3] = {0, 0, 0};
         static const char *const dirs[3] = {"host to device", "device to host", "within device"};
         for (int i = 0; i < t->count; i++)
@@ -838,6 +851,28 @@ static void *run_second(void *arg)
 
 /* The stencil on every device, its result read, then x -> y on one device
  * and y read back, and z = scale(y) made and read by a second thread. */
+/* Columns 3-4 of g[0] assigned to columns 10-11 of g[1] on one device: a
+ * box of ROWS short runs, which HPLVK_STRIDED_COPY=kernel moves by the copy
+ * kernel (args.kernel_boxes; check_stats compares them with hpl_stats). */
+static void column_assign(hpl_context *ctx, const hpl_array g[2], int device)
+{
+    const uint32_t *a = th_access(ctx, g[0], HPL_READ);
+    uint32_t want[ROWS][2];
+    for (int i = 0; a && i < ROWS; i++)
+        for (int j = 0; j < 2; j++)
+            want[i][j] = a[i * COLS + 3 + j];
+    hpl_array from, to;
+    CHECK_OK(hpl_subarray(ctx, g[0], HPL_RANGES(HPL_ALL, {3, 4}), &from));
+    CHECK_OK(hpl_subarray(ctx, g[1], HPL_RANGES(HPL_ALL, {10, 11}), &to));
+    CHECK_OK(hpl_array_assign(ctx, to, from, device));
+    const uint32_t *b = th_access(ctx, g[1], HPL_READ);
+    int bad = 0;
+    for (int i = 0; a && b && i < ROWS; i++)
+        for (int j = 0; j < 2; j++)
+            bad += b[i * COLS + 10 + j] != want[i][j];
+    CHECK(a && b && bad == 0, "columns 10-11 of g[1] differ from columns 3-4 of g[0] in %d elements", bad);
+}
+
 static void run_traced(hpl_context *ctx, int devices, int single)
 {
     hpl_kernel stencil = named_kernel(ctx, stencil_src, stencil_name);
@@ -878,6 +913,7 @@ static void run_traced(hpl_context *ctx, int devices, int single)
     CHECK_OK(hpl_array_assign(ctx, w, y, single));
     q = th_access(ctx, w, HPL_READ);
     CHECK(q && q[0] == y0 && q[N - 1] == scale_model(N - 1, 3), "w = y gave w[0] = %u, want %u", q ? q[0] : 0, y0);
+    column_assign(ctx, g, single);
     second_thread second = {ctx, scale, y, z, single, scale_model(y0, 5)};
     pthread_t thread;
     if (CHECK(pthread_create(&thread, NULL, run_second, &second) == 0, "pthread_create"))
@@ -1049,12 +1085,17 @@ static void traced_run(const char *dir)
         CHECK(zero_copy || !timed || pairs >= devices * STEPS + 2, "only %d copy/kernel orderings to check", pairs);
         check_waits(&t);
         check_stats(&t, &st);
+        /* column_assign's copy within the device has ROWS runs of 2 elements. */
+        const char *mode = getenv("HPLVK_STRIDED_COPY");
+        CHECK(!mode || strcmp(mode, "kernel") || !info[single].int64 || st.device[single].copy_kernels > 0,
+              "HPLVK_STRIDED_COPY=kernel, yet device %d moved no box by the copy kernel", single);
         bool waited = check_round_trip(&t, single, zero_copy);
         int second = check_wait_threads(&t, zero_copy);
         CHECK(count_cat(&t, 'c') > 0 || zero_copy, "no copies traced");
-        th_note("%d events: %d kernels, %d copies, %d waits (%d on the second thread, %s for y); %d orderings checked",
-                t.count, count_cat(&t, 'k'), count_cat(&t, 'c'), count_cat(&t, 'w'), second, waited ? "one" : "none",
-                pairs);
+        th_note("%d events: %d kernels, %d copies (%llu boxes by the copy kernel), %d waits (%d on the second thread, "
+                "%s for y); %d orderings checked",
+                t.count, count_cat(&t, 'k'), count_cat(&t, 'c'), (unsigned long long)st.total.copy_kernels,
+                count_cat(&t, 'w'), second, waited ? "one" : "none", pairs);
     }
     trace_free(&t);
     hpl_context_destroy(ctx);

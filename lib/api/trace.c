@@ -152,8 +152,8 @@ static void put_copy_args(writer *w, const hpl__event *e)
     FILE *f = w->f;
     fputs(",\"array\":", f);
     put_string(f, hpl__events_name(w->ctx, e->name));
-    fprintf(f, ",\"bytes\":%" PRIu64 ",\"boxes\":%u,\"direction\":\"%s\",\"src\":", e->u.copy.bytes, e->u.copy.boxes,
-            direction_name(e->u.copy.direction));
+    fprintf(f, ",\"bytes\":%" PRIu64 ",\"boxes\":%u,\"kernel_boxes\":%u,\"direction\":\"%s\",\"src\":",
+            e->u.copy.bytes, e->u.copy.boxes, e->u.copy.kernel_boxes, direction_name(e->u.copy.direction));
     put_memory(f, e->u.copy.src_device);
     fputs(",\"dst\":", f);
     put_memory(f, e->u.copy.dst_device);

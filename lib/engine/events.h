@@ -87,7 +87,8 @@ typedef struct hpl__event {
         } kernel;
         struct {
             uint64_t bytes;
-            uint32_t boxes; /* of the region copied */
+            uint32_t boxes;        /* of the region copied */
+            uint32_t kernel_boxes; /* of them, moved by the copy kernel (copy.c) */
             hpl__copy_direction direction;
             int src_device, dst_device; /* HPL__NO_DEVICE: the host storage */
             hpl__box bounds;            /* of the region (destination coordinates) */
@@ -170,9 +171,12 @@ static inline void hpl__record_copy_logged(hpl_context *ctx, hpl__device *d, VkC
                                            const hpl__layout *from, const hpl__layout *to, const int64_t shift[3])
 {
     hpl__event *e = ctx->events_on ? hpl__events_copy_begin_(ctx, d, cb, root, region, src, dst) : NULL;
+    uint64_t kernels = d->stats.copy_kernels;
     hpl__record_copy(d, cb, root, region, from, to, shift);
-    if (e)
+    if (e) {
+        e->u.copy.kernel_boxes = (uint32_t)(d->stats.copy_kernels - kernels);
         hpl__events_copy_end_(d, cb, e);
+    }
 }
 
 /* The commands recorded on d's queue of `at` (a lane point: the transfer

@@ -151,6 +151,7 @@ static int device_side(staged *x, const hpl__region *chunk, uint32_t slot, bool 
     int src = to_slot ? x->t->src : HPL__HOST, dst = to_slot ? HPL__HOST : x->t->dst;
     hpl__event *e = x->ctx->events_on ? hpl__events_copy_begin_(x->ctx, d, cb, x->root, chunk, src, dst) : NULL;
     hpl__layout buffer = hpl__layout_of(x->root, to_slot ? src : dst, d->index);
+    uint64_t kernels = d->stats.copy_kernels;
     VkDeviceSize base = slot * d->staging.slot_bytes;
     for (uint32_t i = 0; i < chunk->count; i++) {
         hpl__region one;
@@ -164,8 +165,10 @@ static int device_side(staged *x, const hpl__region *chunk, uint32_t slot, bool 
         base += hpl__box_volume(&chunk->boxes[i]) * x->esize;
         hpl__region_free(&one);
     }
-    if (e)
+    if (e) {
+        e->u.copy.kernel_boxes = (uint32_t)(d->stats.copy_kernels - kernels);
         hpl__events_copy_end_(d, cb, e);
+    }
     rc = hpl__batch_end(x->ctx, d, &x->at);
     /* On its way now: the host's next memcpy overlaps this chunk's DMA. */
     if (rc == HPL_OK)
