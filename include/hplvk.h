@@ -1201,9 +1201,11 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      (one per run) on CPUs, where a region is a memcpy;
  *                      "kernel" by the kernel on every device (it needs
  *                      shaderInt64: the rest keep regions); "dma" always as
- *                      regions. A region costs NVIDIA's driver ~2.5 us:
- *                      a 16384-row panel took ~40 ms as regions. Other
- *                      values make hpl_context_create fail.
+ *                      regions. A region costs NVIDIA's driver 1.8-2.8 us:
+ *                      a panel of 16384 rows x 128 floats took 28-49 ms as
+ *                      regions and 0.3-0.4 ms by the kernel on an H200
+ *                      (samples/bench_strided). Other values make
+ *                      hpl_context_create fail.
  * HPLVK_TRACE=FILE     record a trace of the whole life of every context
  *                      (chapter 9), written by hpl_context_destroy: the
  *                      process's first context writes FILE, the next ones
@@ -1266,9 +1268,10 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *     "within device", or "host to host" on a zero-copy device), args.src
  *     and args.dst ("host" or "device d"), args.boxes (boxes of the region
  *     copied), args.kernel_boxes (of them, those the copy kernel moved:
- *     HPLVK_STRIDED_COPY; the rest are copy regions), args.bounds and args.region (its bounding box and its first
- *     8 boxes, each {"first": [i, j, k], "last": [i, j, k]}, inclusive, in
- *     the array's coordinates; 3 indices whatever its dimensions). Each runs
+ *     HPLVK_STRIDED_COPY; the rest are copy regions), args.bounds and
+ *     args.region (its bounding box and its first 8 boxes, each
+ *     {"first": [i, j, k], "last": [i, j, k]}, inclusive, in the array's
+ *     coordinates; 3 indices whatever its dimensions). Each runs
  *     on the track of the device that executes it: a copy between two
  *     devices is two events, "device to host" on the source and "host to
  *     device" on the destination. Their bytes add up to what hpl_stats_get

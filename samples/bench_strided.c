@@ -403,30 +403,17 @@ typedef struct config {
     bool n_given, rounds_given, validation;
 } config;
 
-static bool parse_number(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    if (!isdigit((unsigned char)s[0]))
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_args(int argc, char **argv, config *cfg)
 {
     if (argc > 3) {
         fprintf(stderr, SAMPLE_NAME ": too many arguments\n");
         return false;
     }
-    if (argc > 1 && !parse_number(argv[1], 1, MAX_N, &cfg->n)) {
+    if (argc > 1 && !sample_parse_u64(argv[1], 1, MAX_N, &cfg->n)) {
         fprintf(stderr, SAMPLE_NAME ": n must be a whole number from 1 to %u, not \"%s\"\n", MAX_N, argv[1]);
         return false;
     }
-    if (argc > 2 && !parse_number(argv[2], 1, MAX_ROUNDS, &cfg->rounds)) {
+    if (argc > 2 && !sample_parse_u64(argv[2], 1, MAX_ROUNDS, &cfg->rounds)) {
         fprintf(stderr, SAMPLE_NAME ": rounds must be a whole number from 1 to %u, not \"%s\"\n", MAX_ROUNDS,
                 argv[2]);
         return false;

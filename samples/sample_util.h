@@ -19,9 +19,11 @@
 #include <hplvk.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -137,6 +139,20 @@ static inline bool sample_part_rows(uint64_t rows, int devices, int index, uint6
     uint64_t i = (uint64_t)index, base = rows / parts, extra = rows % parts;
     *lo = i * base + (i < extra ? i : extra);
     *hi = *lo + base + (i < extra ? 1 : 0);
+    return true;
+}
+
+/* A decimal number in [lo, hi], digits only (strtoull would take "-1"). */
+static inline bool sample_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (!isdigit((unsigned char)s[0]))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = v;
     return true;
 }
 

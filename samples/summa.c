@@ -465,20 +465,6 @@ static bool run_all(summa_size sz, const summa_host *h, char *devnames, size_t c
 
 /* ---- command line --------------------------------------------------- */
 
-/* A decimal number in [lo, hi], digits only (strtoull would take "-1"). */
-static bool parse_number(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    if (!isdigit((unsigned char)s[0]))
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_args(int argc, char **argv, summa_size *sz)
 {
     *sz = (summa_size){256, 32};
@@ -486,11 +472,11 @@ static bool parse_args(int argc, char **argv, summa_size *sz)
         fprintf(stderr, SAMPLE_NAME ": too many arguments\n");
         return false;
     }
-    if (argc > 1 && !parse_number(argv[1], 1, SUMMA_MAX_N, &sz->n)) {
+    if (argc > 1 && !sample_parse_u64(argv[1], 1, SUMMA_MAX_N, &sz->n)) {
         fprintf(stderr, SAMPLE_NAME ": n must be a whole number from 1 to %u, not \"%s\"\n", SUMMA_MAX_N, argv[1]);
         return false;
     }
-    if (argc > 2 && !parse_number(argv[2], 1, sz->n, &sz->kb)) {
+    if (argc > 2 && !sample_parse_u64(argv[2], 1, sz->n, &sz->kb)) {
         fprintf(stderr, SAMPLE_NAME ": kb must be a whole number from 1 to n = %" PRIu64 ", not \"%s\"\n", sz->n,
                 argv[2]);
         return false;
