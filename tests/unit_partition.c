@@ -4,7 +4,9 @@
  * box form agrees with the 1-D form along every dimension. Splits by
  * shares: cuts tile [0, n) in device order on multiples of the granule,
  * each device within one unit of its exact share, equal shares as the even
- * split, untrusted shares (zero, negative, NaN, infinite) harmless. */
+ * split, untrusted shares (zero, negative, NaN, infinite) harmless. The
+ * copy kernel's chunks: every run of n0 x n1 in exactly one chunk, in
+ * order, each within the unit limit, whole planes or rows of one plane. */
 #include "partition.h"
 
 #include <math.h>
@@ -155,6 +157,62 @@ static void check_shares(void)
         }
 }
 
+/* ---- the copy kernel's chunks ---------------------------------------- */
+
+#define CHUNK_MAX_RUNS 64
+
+typedef struct chunk_log {
+    uint64_t n0, n1, run_units, max_units;
+    int seen[CHUNK_MAX_RUNS]; /* times each run r0 * n1 + r1 was in a chunk */
+    uint64_t next;            /* first run of the next chunk, in order */
+    bool ok;
+} chunk_log;
+
+static void log_chunk(void *user, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1)
+{
+    chunk_log *l = user;
+    bool whole_planes = r1 == 0 && c1 == l->n1, one_plane = c0 == 1 && r1 + c1 <= l->n1;
+    bool ok = c0 >= 1 && c1 >= 1 && r0 + c0 <= l->n0 && (whole_planes || one_plane) &&
+              c0 * c1 * l->run_units <= l->max_units && r0 * l->n1 + r1 == l->next;
+    for (uint64_t i = r0; ok && i < r0 + c0; i++)
+        for (uint64_t j = r1; j < r1 + c1; j++)
+            l->seen[i * l->n1 + j]++;
+    l->next = (r0 + c0 - 1) * l->n1 + r1 + c1;
+    l->ok = l->ok && ok;
+}
+
+static void check_chunks(uint64_t n0, uint64_t n1, uint64_t run_units, uint64_t max_units)
+{
+    chunk_log l = {.n0 = n0, .n1 = n1, .run_units = run_units, .max_units = max_units, .ok = true};
+    hpl__copy_chunks(n0, n1, run_units, max_units, log_chunk, &l);
+    for (uint64_t i = 0; i < n0 * n1; i++)
+        l.ok = l.ok && l.seen[i] == 1;
+    EXPECT(l.ok, "copy chunks of %llu x %llu runs of %llu units, at most %llu a chunk", (unsigned long long)n0,
+           (unsigned long long)n1, (unsigned long long)run_units, (unsigned long long)max_units);
+}
+
+/* A plane bigger than any chunk, near 2^64 units in all: the chunks'
+ * arithmetic does not overflow (counted, not logged). */
+static void count_chunk(void *user, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1)
+{
+    (void)r0;
+    (void)r1;
+    uint64_t *runs = user;
+    *runs += c0 * c1;
+}
+
+static void check_copy_chunks(void)
+{
+    for (uint64_t n0 = 0; n0 <= 6; n0++)
+        for (uint64_t n1 = 0; n0 * n1 <= CHUNK_MAX_RUNS && n1 <= 10; n1++)
+            for (uint64_t u = 1; u <= 5; u++)
+                for (uint64_t max = u; max <= 60; max++)
+                    check_chunks(n0, n1, u, max);
+    uint64_t runs = 0;
+    hpl__copy_chunks(3, UINT64_C(1) << 40, 1000, UINT64_C(1) << 30, count_chunk, &runs);
+    EXPECT(runs == 3 * (UINT64_C(1) << 40), "2^40-run planes: %llu runs chunked", (unsigned long long)runs);
+}
+
 int main(void)
 {
     for (uint64_t n = 0; n <= 300; n++)
@@ -169,6 +227,7 @@ int main(void)
     check_split(UINT64_MAX, 3, UINT64_MAX);
     check_boxes();
     check_shares();
+    check_copy_chunks();
     printf("unit_partition: %ld checks, %ld failed\n", checks, failures);
     return failures != 0;
 }

@@ -117,3 +117,19 @@ int hpl__shares_check(const double *shares, int count, const char *what)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s gives all %d devices 0: nothing would run", what, count);
     return HPL_OK;
 }
+
+void hpl__copy_chunks(uint64_t n0, uint64_t n1, uint64_t run_units, uint64_t max_units, hpl__copy_chunk_fn fn, void *user)
+{
+    if (n1 == 0 || run_units == 0)
+        return;
+    uint64_t plane_runs = max_units / run_units; /* runs a chunk may hold, >= 1 */
+    if (n1 <= plane_runs) {
+        uint64_t planes = plane_runs / n1;
+        for (uint64_t r0 = 0; r0 < n0; r0 += planes)
+            fn(user, r0, 0, HPL__MIN(planes, n0 - r0), n1);
+        return;
+    }
+    for (uint64_t r0 = 0; r0 < n0; r0++)
+        for (uint64_t r1 = 0; r1 < n1; r1 += plane_runs)
+            fn(user, r0, r1, 1, HPL__MIN(plane_runs, n1 - r1));
+}

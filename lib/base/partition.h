@@ -49,6 +49,15 @@ hpl__part hpl__part_make(uint64_t n, uint64_t lo, uint64_t hi, uint64_t overlap)
 void hpl__part_boxes(const hpl__box *whole, int dim, uint64_t lo, uint64_t hi, uint64_t overlap, hpl__box *owned,
                      hpl__box *halo);
 
+/* The dispatches of a copy of n0 x n1 runs of run_units units each (the
+ * copy kernel, lib/engine/copy.c) when one dispatch may copy at most
+ * max_units units (max_units >= run_units >= 1): calls fn for each chunk of
+ * c0 x c1 runs from run (r0, r1), in order. Chunks are whole planes of n1
+ * runs, as many as fit, or, when one plane does not fit, rows of one
+ * plane. Every run is in exactly one chunk. */
+typedef void (*hpl__copy_chunk_fn)(void *user, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1);
+void hpl__copy_chunks(uint64_t n0, uint64_t n1, uint64_t run_units, uint64_t max_units, hpl__copy_chunk_fn fn, void *user);
+
 /* Shares given by a user (launch.shares, a plan's): each finite and >= 0,
  * not all 0; errors name them as what[i]. */
 int hpl__shares_check(const double *shares, int count, const char *what);

@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include "embedded.h"
+#include "partition.h"
 #include "validate.h"
 
 #include <stdlib.h>
@@ -156,47 +157,44 @@ static uint32_t kernel_unit(const hpl__device *d, const box_shape *s, VkDeviceAd
     return bits % 16 == 0 ? 16 : bits % 4 == 0 ? 4 : 0;
 }
 
-static void kernel_dispatch(VkCommandBuffer cb, const hpl__device *d, copy_push *p, uint64_t n0, uint64_t n1)
+typedef struct kernel_job {
+    VkCommandBuffer cb;
+    const hpl__device *d;
+    copy_push push;
+    VkDeviceAddress src, dst; /* of the first run */
+} kernel_job;
+
+/* One dispatch: the c0 x c1 runs from run (r0, r1); the shader loops over
+ * invocations past the 65535 groups every device can launch. */
+static void kernel_dispatch(void *user, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1)
 {
-    p->runs = (uint32_t)(n0 * n1);
-    p->n1 = (uint32_t)n1;
+    kernel_job *j = user;
+    copy_push *p = &j->push;
+    p->src = j->src + r0 * p->src_pitch[0] + r1 * p->src_pitch[1];
+    p->dst = j->dst + r0 * p->dst_pitch[0] + r1 * p->dst_pitch[1];
+    p->runs = (uint32_t)(c0 * c1);
+    p->n1 = (uint32_t)c1;
     uint64_t groups = ((uint64_t)p->runs * p->run_units + 63) / 64;
-    vkCmdPushConstants(cb, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof *p, p);
-    vkCmdDispatch(cb, (uint32_t)HPL__MIN(groups, 65535u), 1, 1); /* the shader loops over the rest */
+    vkCmdPushConstants(j->cb, j->d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof *p, p);
+    vkCmdDispatch(j->cb, (uint32_t)HPL__MIN(groups, 65535u), 1, 1);
 }
 
 /* Records box shape s as copy-kernel dispatches of at most KERNEL_MAX_UNITS
- * units each: whole planes of runs per dispatch, or part of a plane when
- * one plane holds more. */
+ * units each (hpl__copy_chunks). */
 static void record_kernel(VkCommandBuffer cb, const hpl__device *d, const box_shape *s, VkDeviceAddress src,
                           VkDeviceAddress dst, uint64_t esize, uint32_t unit)
 {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->copy_pipeline[unit == 16]);
-    copy_push p = {.run_units = (uint32_t)(s->run * esize / unit)};
+    kernel_job j = {.cb = cb,
+                    .d = d,
+                    .push = {.run_units = (uint32_t)(s->run * esize / unit)},
+                    .src = src + s->from * esize,
+                    .dst = dst + s->to * esize};
     for (int i = 0; i < 2; i++) {
-        p.src_pitch[i] = s->src_pitch[i] * esize;
-        p.dst_pitch[i] = s->dst_pitch[i] * esize;
+        j.push.src_pitch[i] = s->src_pitch[i] * esize;
+        j.push.dst_pitch[i] = s->dst_pitch[i] * esize;
     }
-    src += s->from * esize;
-    dst += s->to * esize;
-    uint64_t plane_units = s->n1 * p.run_units;
-    if (plane_units <= KERNEL_MAX_UNITS) {
-        uint64_t planes = KERNEL_MAX_UNITS / plane_units;
-        for (uint64_t r0 = 0; r0 < s->n0; r0 += planes) {
-            p.src = src + r0 * p.src_pitch[0];
-            p.dst = dst + r0 * p.dst_pitch[0];
-            kernel_dispatch(cb, d, &p, HPL__MIN(planes, s->n0 - r0), s->n1);
-        }
-        return;
-    }
-    uint64_t rows = KERNEL_MAX_UNITS / p.run_units; /* >= 1: a run is under 64 KiB */
-    for (uint64_t r0 = 0; r0 < s->n0; r0++) {
-        for (uint64_t r1 = 0; r1 < s->n1; r1 += rows) {
-            p.src = src + r0 * p.src_pitch[0] + r1 * p.src_pitch[1];
-            p.dst = dst + r0 * p.dst_pitch[0] + r1 * p.dst_pitch[1];
-            kernel_dispatch(cb, d, &p, 1, HPL__MIN(rows, s->n1 - r1));
-        }
-    }
+    hpl__copy_chunks(s->n0, s->n1, j.push.run_units, KERNEL_MAX_UNITS, kernel_dispatch, &j);
 }
 
 bool hpl__copy_by_kernel(const hpl__device *d, const hpl__array *root, const hpl__region *region,
