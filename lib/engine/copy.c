@@ -225,12 +225,8 @@ static int copy_policy(const hpl__device *d, bool *kernel)
     return HPL_OK;
 }
 
-int hpl__copy_open(hpl__device *d)
+static int copy_pipelines(hpl__device *d)
 {
-    bool kernel = false;
-    int rc = copy_policy(d, &kernel);
-    if (rc != HPL_OK || !kernel)
-        return rc;
     const uint32_t *code[2] = {hpl__copy__4_spv, hpl__copy__16_spv};
     size_t words[2] = {hpl__copy__4_spv_words, hpl__copy__16_spv_words};
     for (int i = 0; i < 2; i++) {
@@ -252,6 +248,22 @@ int hpl__copy_open(hpl__device *d)
         vkDestroyShaderModule(d->device, module, NULL);
         if (r != VK_SUCCESS)
             return hpl__vk_error(r, "vkCreateComputePipelines (copy kernel)");
+    }
+    return HPL_OK;
+}
+
+int hpl__copy_open(hpl_context *ctx, hpl__device *d)
+{
+    bool kernel = false;
+    int rc = copy_policy(d, &kernel);
+    if (rc != HPL_OK || !kernel)
+        return rc;
+    /* The kernel only makes copies faster: without it they are regions. */
+    if (copy_pipelines(d) != HPL_OK) {
+        hpl__log(&ctx->logger, HPL_LOG_WARNING, "device %s: no copy kernel (%s); strided boxes move as copy regions",
+                 d->info.name, hpl_last_error());
+        hpl__copy_close(d);
+        return HPL_OK;
     }
     d->copy_kernel = true;
     return HPL_OK;

@@ -382,7 +382,7 @@ int hpl__device_setup(hpl_context *ctx, hpl__device *d)
     if (rc == HPL_OK)
         rc = create_pipeline_cache(ctx, d);
     if (rc == HPL_OK)
-        rc = hpl__copy_open(d);
+        rc = hpl__copy_open(ctx, d);
     return rc;
 }
 

@@ -579,7 +579,7 @@ typedef struct hpl__layout {
 hpl__layout hpl__layout_of(hpl__array *root, int slot, int device);
 /* copy.c: the copy kernel (shaders/copy.comp) for boxes of many short runs,
  * per device: HPLVK_STRIDED_COPY=auto (GPUs), kernel or dma. */
-int hpl__copy_open(hpl__device *d);
+int hpl__copy_open(hpl_context *ctx, hpl__device *d);
 void hpl__copy_close(hpl__device *d);
 /* Records the copy of `region` (destination coordinates) from src to dst on
  * d's compute queue; element x of dst takes element x + shift of src. Boxes
