@@ -1204,8 +1204,9 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      regions. A region costs NVIDIA's driver 1.8-2.8 us:
  *                      a panel of 16384 rows x 128 floats took 28-49 ms as
  *                      regions and 0.3-0.4 ms by the kernel on an H200
- *                      (samples/bench_strided). Other values make
- *                      hpl_context_create fail.
+ *                      (samples/bench_strided). A device whose driver
+ *                      cannot make the kernel keeps regions and logs a
+ *                      warning. Other values make hpl_context_create fail.
  * HPLVK_TRACE=FILE     record a trace of the whole life of every context
  *                      (chapter 9), written by hpl_context_destroy: the
  *                      process's first context writes FILE, the next ones
