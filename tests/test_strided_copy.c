@@ -34,7 +34,8 @@
  *     HPL_ERROR_INVALID_ARGUMENT naming the variable; auto, kernel and dma
  *     are accepted.
  * Registered as test_strided_copy and again with HPLVK_STRIDED_COPY=kernel
- * (staged too) and =dma (tests/CMakeLists.txt). */
+ * (plain, staged, and beside a shared transfer lane) and =dma
+ * (tests/CMakeLists.txt). */
 #define _POSIX_C_SOURCE 200809L /* setenv, posix_memalign */
 #include "harness.h"
 
