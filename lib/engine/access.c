@@ -171,6 +171,8 @@ static bool lane_upload(const hpl__op *op, const hpl__binding *b, const hpl__tra
 {
     if (!recorded_here(b, t) || t->src != HPL__HOST)
         return false;
+    if (!op->device->copy_kernel)
+        return true;
     hpl__layout from = hpl__layout_of(b->root, t->src, op->device->index);
     hpl__layout to = hpl__layout_of(b->root, t->dst, op->device->index);
     return !hpl__copy_by_kernel(op->device, b->root, &t->region, &from, &to);

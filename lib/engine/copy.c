@@ -93,14 +93,19 @@ static box_shape shape_of(const hpl__box *x, const hpl__box *src, const hpl__box
     return s;
 }
 
+static void shape_runs(const box_shape *s, hpl__run_fn fn, void *user)
+{
+    for (uint64_t r0 = 0; r0 < s->n0; r0++)
+        for (uint64_t r1 = 0; r1 < s->n1; r1++)
+            fn(user, s->from + r0 * s->src_pitch[0] + r1 * s->src_pitch[1],
+               s->to + r0 * s->dst_pitch[0] + r1 * s->dst_pitch[1], s->run);
+}
+
 void hpl__box_runs(const hpl__box *x, const hpl__box *src, const hpl__box *dst, const int64_t shift[3],
                    hpl__run_fn fn, void *user)
 {
     box_shape s = shape_of(x, src, dst, shift);
-    for (uint64_t r0 = 0; r0 < s.n0; r0++)
-        for (uint64_t r1 = 0; r1 < s.n1; r1++)
-            fn(user, s.from + r0 * s.src_pitch[0] + r1 * s.src_pitch[1],
-               s.to + r0 * s.dst_pitch[0] + r1 * s.dst_pitch[1], s.run);
+    shape_runs(&s, fn, user);
 }
 
 const int64_t hpl__no_shift[3] = {0, 0, 0};
@@ -300,11 +305,10 @@ void hpl__record_copy(hpl__device *d, VkCommandBuffer cb, const hpl__array *root
                    .dst = dst,
                    .esize = hpl_type_size(root->type)};
     for (uint32_t i = 0; i < region->count; i++) {
-        const hpl__box *x = &region->boxes[i];
-        box_shape s = shape_of(x, &src->box, &dst->box, shift);
+        box_shape s = shape_of(&region->boxes[i], &src->box, &dst->box, shift);
         uint32_t unit = kernel_unit(d, &s, src->address, dst->address, j.esize);
         if (!unit) {
-            hpl__box_runs(x, &src->box, &dst->box, shift, add_run, &j);
+            shape_runs(&s, add_run, &j);
             continue;
         }
         /* The boxes of a region are disjoint: the kernel's writes and the
