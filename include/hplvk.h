@@ -813,6 +813,12 @@ typedef struct hpl_launch {
      * Domains are not checked against the arrays, on one device or several:
      * a kernel must not index past its arguments' x.dims. */
     const hpl_domain *domains;
+    /* Multi-device evals of stencils: each device first runs the rows its
+     * neighbours read as halos, then the rest, and the halos move while the
+     * rest runs (section 7b, "Halos first"). The kernel promises that a row
+     * writes only itself and reads at most the overlap away. Ignored on one
+     * device, without an overlap, and with `domains`. */
+    bool halos_first;
 } hpl_launch;
 
 /* Runs `kernel` over the launch's domain on its device, or split over
@@ -889,6 +895,24 @@ HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *laun
  * devices. If one subkernel writes elements another reads (an in-place
  * stencil), they run in device order, which a kernel must not rely on any
  * more than on the order of work-groups.
+ *
+ * Halos first (launch.halos_first). Without it, a device's kernel runs its
+ * whole part, and the halo rows a neighbour needs for the next eval leave
+ * only when it ends: on a fine grid that hop, not the kernels, sets the pace.
+ * With it, each device runs its part in two submissions: first the bands
+ * next to its neighbours (as many rows as the widest overlap of the
+ * annotated arguments, w), then the interior between them. A neighbour's
+ * copy of a band waits for the band alone, so the halos cross while the
+ * interior runs; the next eval's bands wait for them, its interiors for
+ * nothing from another device. The kernel promises what a stencil does:
+ * the invocations of a row (position i along the split dimension) write
+ * only element i of each split argument along it, and read at most that
+ * argument's overlap away from i. A kernel that breaks it gets undefined
+ * results. Each range runs as a subkernel of its own (hpl_subkernel_offset
+ * and hpl_subkernel_size give its rows; hpl_global_id is unchanged), and
+ * is a kernel of its own in the trace. A part of at most 2w rows (w at an
+ * edge) runs whole. Evals that must run in device order (one subkernel
+ * writes what another touches) run as without it.
  *
  * After an annotated eval, each part is a subarray (with the part's owned
  * box) that hpl_array_part() returns (HPL's getSubarray(i)); a host read of

@@ -4,7 +4,12 @@
  * (the paper's fig. A.16 without its exchange loop), and the same kernel as
  * on one device: the program a user writes.
  *
- *   game_of_life [rows [cols [steps [host_budget]]]]   default 512 512 100 3e8
+ *   game_of_life [rows [cols [steps [host_budget [halos]]]]]
+ *                                      default 512 512 100 3e8 first
+ *
+ * halos: "first" (launch.halos_first: each device computes the rows its
+ * neighbours read, then its interior while they cross) or "after" (each
+ * device's part in one go; the halos leave when it is done).
  *
  * Each step is one eval, hpl_part1(src, 1), hpl_part1(dst, 1), the two
  * grids swapped every step: each device computes its rows, and the library
@@ -41,9 +46,12 @@ static const char *life_src =
 
 /* Step s: g[s % 2] to the other grid, split by rows over every device with
  * one halo row on each side. */
+static bool halos_first;
+
 static int step(hpl_context *ctx, hpl_kernel life, const hpl_array g[2], uint64_t s)
 {
-    const hpl_launch all = sample_launch(ctx);
+    hpl_launch all = sample_launch(ctx);
+    all.halos_first = halos_first;
     return hpl_eval(ctx, life, &all, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1)));
 }
 
@@ -88,7 +96,7 @@ int main(int argc, char **argv)
     /* Line-buffered, so that stdout and stderr interleave in order in logs. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     life_size sz;
-    if (!life_parse_size(argc, argv, &sz))
+    if (!sample_parse_bands_first(&argc, argv, 5, &halos_first) || !life_parse_size(argc, argv, &sz))
         return 2;
     int32_t *grid = life_start_grid(sz);
     hpl_context *ctx = NULL;
@@ -102,6 +110,7 @@ int main(int argc, char **argv)
     hpl_context_destroy(ctx);
     /* After the context is gone: its last validation messages count too. */
     ok = sample_log_clean() && ok && check(grid, sz, parts);
+    printf("halos: %s\n", halos_first ? "first" : "after");
     life_print_result(names, sz, ms, ok);
     free(grid);
     return ok ? 0 : 1;

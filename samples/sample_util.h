@@ -156,6 +156,23 @@ static inline bool sample_parse_u64(const char *s, uint64_t lo, uint64_t hi, uin
     return true;
 }
 
+/* The stencil samples' last argument, argv[at]: "first" (launch.halos_first)
+ * or "after"; absent: first. Takes it off *argc; false, after a message,
+ * for any other word. */
+static inline bool sample_parse_bands_first(int *argc, char **argv, int at, bool *first)
+{
+    *first = true;
+    if (*argc <= at)
+        return true;
+    *first = !strcmp(argv[at], "first");
+    if (!*first && strcmp(argv[at], "after")) {
+        fprintf(stderr, SAMPLE_NAME ": halos '%s' is neither first nor after\n", argv[at]);
+        return false;
+    }
+    *argc = at;
+    return true;
+}
+
 /* "iterative" -> HPL_BALANCE_ITERATIVE: a balancer by hpl_balance_name's
  * spelling, in any case, from the first len characters of s. */
 static inline bool sample_parse_balance(const char *s, size_t len, hpl_balance *out)

@@ -213,6 +213,67 @@ static void check_copy_chunks(void)
     EXPECT(runs == 3 * (UINT64_C(1) << 40), "2^40-run planes: %llu runs chunked", (unsigned long long)runs);
 }
 
+/* Halos first: the phases cover the part once, in order; phase 0 holds the
+ * w rows next to each neighbour; phase 1, when there is one, lies at least
+ * w rows from every neighbour (its reads of w rows stay in the part). */
+static void check_phases(uint64_t lo, uint64_t hi, bool below, bool above, uint64_t w)
+{
+    hpl__phases ph;
+    hpl__halo_phases(lo, hi, below, above, w, &ph);
+    uint64_t at = lo, in_phase0 = 0;
+    bool ordered = ph.count[0] >= 1 && ph.count[0] <= 2 && ph.count[1] >= 0 && ph.count[1] <= 1;
+    /* Walk the ranges of both phases in row order. */
+    uint64_t r[3][2];
+    int n = 0;
+    for (int p = 0; ordered && p < 2; p++)
+        for (int i = 0; i < ph.count[p]; i++) {
+            r[n][0] = ph.range[p][i][0];
+            r[n][1] = ph.range[p][i][1];
+            in_phase0 += p == 0 ? r[n][1] - r[n][0] : 0;
+            n++;
+        }
+    for (int i = 0; ordered && i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (r[j][0] < r[i][0]) {
+                uint64_t t0 = r[i][0], t1 = r[i][1];
+                r[i][0] = r[j][0], r[i][1] = r[j][1], r[j][0] = t0, r[j][1] = t1;
+            }
+    for (int i = 0; ordered && i < n; i++) {
+        ordered = r[i][0] == at && r[i][1] >= r[i][0] && (r[i][1] > r[i][0] || n == 1);
+        at = r[i][1];
+    }
+    EXPECT(ordered && at == hi, "phases of [%llu, %llu) w %llu below %d above %d do not tile it",
+           (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)w, below, above);
+    if (ph.count[1] == 1) {
+        uint64_t ilo = ph.range[1][0][0], ihi = ph.range[1][0][1];
+        EXPECT(w > 0 && (below || above) && ilo < ihi && (!below || ilo - lo == w) && (!above || hi - ihi == w) &&
+                   (below || ilo == lo) && (above || ihi == hi),
+               "interior [%llu, %llu) of [%llu, %llu) w %llu", (unsigned long long)ilo, (unsigned long long)ihi,
+               (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)w);
+        EXPECT(in_phase0 == ((uint64_t)below + (uint64_t)above) * w, "bands hold %llu rows, w %llu",
+               (unsigned long long)in_phase0, (unsigned long long)w);
+    } else {
+        /* Whole in phase 0 only when no interior could be left. */
+        uint64_t bands = (uint64_t)below + (uint64_t)above;
+        EXPECT(ph.count[0] == 1 && (w == 0 || bands == 0 || w >= hi - lo || (bands == 2 && w >= (hi - lo) / 2 + (hi - lo) % 2)),
+               "[%llu, %llu) w %llu bands %llu ran whole", (unsigned long long)lo, (unsigned long long)hi,
+               (unsigned long long)w, (unsigned long long)bands);
+    }
+}
+
+static void check_halo_phases(void)
+{
+    for (uint64_t lo = 0; lo <= 3; lo++)
+        for (uint64_t rows = 1; rows <= 40; rows++)
+            for (uint64_t w = 0; w <= 22; w++)
+                for (int b = 0; b < 4; b++)
+                    check_phases(lo, lo + rows, b & 1, b & 2, w);
+    check_phases(0, UINT64_MAX, true, true, UINT64_MAX);
+    check_phases(0, UINT64_MAX, true, true, UINT64_MAX / 2);
+    check_phases(5, UINT64_MAX, true, false, UINT64_C(1) << 63);
+    check_phases(UINT64_MAX - 10, UINT64_MAX, true, true, 3);
+}
+
 int main(void)
 {
     for (uint64_t n = 0; n <= 300; n++)
@@ -228,6 +289,7 @@ int main(void)
     check_boxes();
     check_shares();
     check_copy_chunks();
+    check_halo_phases();
     printf("unit_partition: %ld checks, %ld failed\n", checks, failures);
     return failures != 0;
 }

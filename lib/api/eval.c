@@ -31,7 +31,9 @@ int hpl__eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
     p.shares = NULL;
     p.given = given;
     int rc = hpl__launch_plan_make(ctx, k, launch, args, nargs, &p);
-    if (rc == HPL_OK)
+    if (rc == HPL_OK && p.halo_rows)
+        rc = hpl__subkernels_run_halos_first(ctx, p.subkernels, p.count, args, p.whole, p.dim, p.halo_rows);
+    else if (rc == HPL_OK)
         rc = hpl__subkernels_run(ctx, p.subkernels, p.count, args, p.whole);
     if (rc == HPL_OK && p.annotated)
         remember_parts(args, &p);

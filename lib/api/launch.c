@@ -479,6 +479,17 @@ static void split_unevenly(const hpl_launch *launch, hpl__launch_plan *p)
     split_given((const uint64_t(*)[2])pieces, p);
 }
 
+/* Halos first: the bands are as wide as the widest halo, the most rows a
+ * neighbour reads of a part and a row reads beyond its own. */
+static uint64_t widest_overlap(const hpl_arg *args, size_t nargs)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < nargs; i++)
+        if (args[i].kind == HPL_ARG_ARRAY && args[i].part.on)
+            w = HPL__MAX(w, (uint64_t)args[i].part.overlap);
+    return w;
+}
+
 /* The checks and views of a split skip a plain eval (one device, nothing
  * annotated), for which they do nothing: host time per eval matters. */
 int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
@@ -532,5 +543,6 @@ int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
         make_views(ctx, k, args, p);
     for (int i = 0; rc == HPL_OK && i < p->count; i++)
         rc = make_domain(ctx, launch, p, &p->parts[i], i);
+    p->halo_rows = launch->halos_first && p->count > 1 && !launch->domains ? widest_overlap(args, nargs) : 0;
     return rc;
 }

@@ -26,6 +26,7 @@ typedef struct hpl__launch_plan {
     int dim;                        /* the domain's split dimension */
     uint64_t whole[3];              /* the whole domain */
     hpl__part parts[HPL__MAX_DEVICES]; /* subkernel i's part of the domain along dim (no halo) */
+    uint64_t halo_rows;             /* launch.halos_first: the rows each band runs (dispatch.c); 0: off */
 } hpl__launch_plan;
 
 /* Checks a device list given by the user, devices[0 .. count - 1] (count

@@ -4,6 +4,7 @@
 #include "common.h"
 
 #include <math.h>
+#include <string.h>
 #include <stddef.h>
 
 hpl__part hpl__part_make(uint64_t n, uint64_t lo, uint64_t hi, uint64_t overlap)
@@ -132,4 +133,29 @@ void hpl__copy_chunks(uint64_t n0, uint64_t n1, uint64_t run_units, uint64_t max
     for (uint64_t r0 = 0; r0 < n0; r0++)
         for (uint64_t r1 = 0; r1 < n1; r1 += plane_runs)
             fn(user, r0, r1, 1, HPL__MIN(plane_runs, n1 - r1));
+}
+
+void hpl__halo_phases(uint64_t lo, uint64_t hi, bool below, bool above, uint64_t w, hpl__phases *out)
+{
+    uint64_t bands = (uint64_t)below + (uint64_t)above;
+    memset(out, 0, sizeof *out);
+    if (w == 0 || bands == 0 || w >= (hi - lo) / bands + ((hi - lo) % bands != 0)) {
+        /* hi - lo <= bands * w: no interior left */
+        out->count[0] = 1;
+        out->range[0][0][0] = lo;
+        out->range[0][0][1] = hi;
+        return;
+    }
+    uint64_t inner_lo = below ? lo + w : lo, inner_hi = above ? hi - w : hi;
+    if (below) {
+        out->range[0][out->count[0]][0] = lo;
+        out->range[0][out->count[0]++][1] = inner_lo;
+    }
+    if (above) {
+        out->range[0][out->count[0]][0] = inner_hi;
+        out->range[0][out->count[0]++][1] = hi;
+    }
+    out->count[1] = 1;
+    out->range[1][0][0] = inner_lo;
+    out->range[1][0][1] = inner_hi;
 }

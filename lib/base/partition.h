@@ -58,6 +58,20 @@ void hpl__part_boxes(const hpl__box *whole, int dim, uint64_t lo, uint64_t hi, u
 typedef void (*hpl__copy_chunk_fn)(void *user, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1);
 void hpl__copy_chunks(uint64_t n0, uint64_t n1, uint64_t run_units, uint64_t max_units, hpl__copy_chunk_fn fn, void *user);
 
+/* Halos first (hpl_launch.halos_first): the phases of a part [lo, hi) of
+ * the split dimension. Phase 0 runs the rows the neighbours read as their
+ * halos: the first w rows when there is a part before it (below), the last
+ * w when there is one after it (above); phase 1 runs the rows between
+ * (the interior), which read none of the part's halo when a row reads at
+ * most w rows away. A part with no interior left (hi - lo <= w times its
+ * bands), or w == 0, or no neighbour, runs whole in phase 0. Ranges are
+ * [lo, hi), in increasing order, disjoint, covering [lo, hi) together. */
+typedef struct hpl__phases {
+    int count[2];            /* ranges in phase 0 (1 or 2) and phase 1 (0 or 1) */
+    uint64_t range[2][2][2]; /* range[phase][i] = {lo, hi} */
+} hpl__phases;
+void hpl__halo_phases(uint64_t lo, uint64_t hi, bool below, bool above, uint64_t w, hpl__phases *out);
+
 /* Shares given by a user (launch.shares, a plan's): each finite and >= 0,
  * not all 0; errors name them as what[i]. */
 int hpl__shares_check(const double *shares, int count, const char *what);

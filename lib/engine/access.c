@@ -48,6 +48,11 @@ static bool add_ghost(hpl__region *ghost, const hpl__box *box, const hpl__box *o
 
 int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slot)
 {
+    return hpl__op_bind_within(op, view, view, access, slot);
+}
+
+int hpl__op_bind_within(hpl__op *op, const hpl__view *view, const hpl__view *touched, hpl_access access, int *slot)
+{
     int rc = hpl__acquired_check(op->ctx, view->root, &view->box, access);
     if (rc == HPL_OK)
         rc = hpl__array_memory_for(op->ctx, view->root, op->device->index, &view->box, slot);
@@ -59,13 +64,13 @@ int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slo
     bool ok = true;
     if (access & HPL_READ) {
         b->reads = true;
-        ok = hpl__region_add_box(&b->read, &view->box);
+        ok = hpl__region_add_box(&b->read, &touched->box);
     }
     if (access & HPL_WRITE) {
         b->writes = true;
-        ok = ok && hpl__region_add_box(&b->written, &view->owned);
-        if (ok && !hpl__box_equal(&view->box, &view->owned))
-            ok = add_ghost(&b->ghost, &view->box, &view->owned);
+        ok = ok && hpl__region_add_box(&b->written, &touched->owned);
+        if (ok && !hpl__box_contains(&view->owned, &touched->box))
+            ok = add_ghost(&b->ghost, &touched->box, &view->owned);
     }
     return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
 }
@@ -233,7 +238,7 @@ static int record_lane(hpl__op *op, uint64_t after, uint64_t *xfer)
     if (rc != HPL_OK)
         return rc;
     record_fetches(op, lane_cb, lane_upload, NULL);
-    return hpl__lane_submit(op->device, after, xfer);
+    return hpl__lane_submit(op->device, after, 0, xfer);
 }
 
 int hpl__op_record(hpl__op *op, VkCommandBuffer *cb)

@@ -45,6 +45,11 @@ void hpl__op_join(hpl__op *op, hpl_context *ctx, int device);
 /* Chooses (allocating if needed) the memory through which the device
  * accesses the view; *slot gets it. */
 int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slot);
+/* The same for an operation that touches only part of the view (one phase
+ * of a halos-first subkernel): the memory is chosen for all of `view`, but
+ * the operation reads touched->box, writes touched->owned, and may scribble
+ * on touched->box outside view->owned (its ghost). */
+int hpl__op_bind_within(hpl__op *op, const hpl__view *view, const hpl__view *touched, hpl_access access, int *slot);
 /* Plans what each memory lacks, submits the copies that go to the host
  * first, saves ghost parts valid nowhere else. */
 int hpl__op_prepare(hpl__op *op);

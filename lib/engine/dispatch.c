@@ -5,6 +5,7 @@
  * ghost check under validation). */
 #include "events.h"
 #include "ghost_check.h"
+#include "partition.h"
 #include "subkernel.h"
 
 #include <string.h>
@@ -116,7 +117,7 @@ typedef struct push_block {
 
 /* Big domains exceed maxComputeWorkGroupCount: run them as several
  * dispatches, each told its first invocation through the push constants. */
-static void record_dispatches(VkCommandBuffer cb, const hpl__subkernel *s, const uint64_t whole[3])
+static void record_box(VkCommandBuffer cb, const hpl__subkernel *s, const uint64_t whole[3])
 {
     const hpl__device *d = s->device;
     push_block push = {0};
@@ -142,15 +143,70 @@ static void record_dispatches(VkCommandBuffer cb, const hpl__subkernel *s, const
     }
 }
 
+/* The subkernel's dispatches, each a kernel in the trace: its domain, or
+ * the rows of its phase (a box of their own: hpl_subkernel_offset and
+ * hpl_subkernel_size describe them). */
+static void record_dispatches(hpl_context *ctx, VkCommandBuffer cb, hpl__subkernel *s, const uint64_t whole[3])
+{
+    if (!s->row_ranges) {
+        hpl__events_kernel_begin(ctx, s, cb, whole);
+        record_box(cb, s, whole);
+        hpl__events_kernel_end(ctx, s->device, cb);
+        return;
+    }
+    int dim = s->rows_dim;
+    uint64_t offset = s->offset[dim], global = s->global[dim];
+    for (int i = 0; i < s->row_ranges; i++) {
+        s->offset[dim] = s->rows[i][0];
+        s->global[dim] = s->rows[i][1] - s->rows[i][0];
+        hpl__events_kernel_begin(ctx, s, cb, whole);
+        record_box(cb, s, whole);
+        hpl__events_kernel_end(ctx, s->device, cb);
+    }
+    s->offset[dim] = offset;
+    s->global[dim] = global;
+}
+
 /* ---- running ------------------------------------------------------------ */
 
-static int subkernel_bind(hpl__subkernel *s)
+/* What a phase of subkernel s touches of part view v (split along its
+ * dimension adim, `reach` halo elements each side): the rows of the
+ * phase's range r of the domain, which are elements whole.lo + r of the
+ * argument, and `reach` beyond them for reads (hplvk.h: under halos_first
+ * a row reads at most the argument's overlap away). */
+static hpl__view phase_touch(const hpl__arg_view *v, int adim, const uint64_t r[2], uint64_t reach)
+{
+    hpl__view t = v->at;
+    uint64_t lo = v->whole.lo[adim] + r[0], hi = v->whole.lo[adim] + r[1];
+    t.box.lo[adim] = HPL__MAX(t.box.lo[adim], lo - HPL__MIN(lo, reach));
+    t.box.hi[adim] = HPL__MIN(t.box.hi[adim], hi + HPL__MIN(UINT64_MAX - hi, reach));
+    t.owned.lo[adim] = HPL__MAX(t.owned.lo[adim], lo);
+    t.owned.hi[adim] = HPL__MIN(t.owned.hi[adim], hi);
+    return t;
+}
+
+static int view_bind(hpl__subkernel *s, const hpl_arg *arg, int i)
+{
+    hpl__arg_view *v = &s->views[i];
+    hpl_access access = s->variant->reflection.args[i].access;
+    if (!s->row_ranges || !v->is_part)
+        return hpl__op_bind(&s->op, &v->at, access, &v->slot);
+    int rc = HPL_OK;
+    for (int k = 0; rc == HPL_OK && k < s->row_ranges; k++) {
+        hpl__view t = phase_touch(v, arg->part.dim, s->rows[k], (uint64_t)arg->part.overlap);
+        rc = hpl__op_bind_within(&s->op, &v->at, &t, access, &v->slot);
+    }
+    return rc;
+}
+
+static int subkernel_bind(hpl__subkernel *s, const hpl_arg *args)
 {
     const hpl__reflection *r = &s->variant->reflection;
+    const hpl_arg *a = s->args ? s->args : args;
     int rc = HPL_OK;
     for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
         if (s->views[i].array)
-            rc = hpl__op_bind(&s->op, &s->views[i].at, r->args[i].access, &s->views[i].slot);
+            rc = view_bind(s, &a[i], i);
     return rc;
 }
 
@@ -185,9 +241,7 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
         vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &chunk->set, 1,
                                 &offset);
     }
-    hpl__events_kernel_begin(s->op.ctx, s, cb, whole);
-    record_dispatches(cb, s, whole);
-    hpl__events_kernel_end(s->op.ctx, d, cb);
+    record_dispatches(s->op.ctx, cb, s, whole);
     hpl__ghost_check_after(d, cb, &ghosts);
     hpl__point at;
     rc = hpl__op_submit(&s->op, &at);
@@ -205,7 +259,7 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
 int hpl__subkernel_run(hpl_context *ctx, hpl__subkernel *s, const hpl_arg *args, const uint64_t whole[3])
 {
     hpl__op_init(&s->op, ctx, s->device->index);
-    int rc = subkernel_bind(s);
+    int rc = subkernel_bind(s, args);
     if (rc == HPL_OK)
         rc = hpl__op_prepare(&s->op);
     if (rc == HPL_OK)
@@ -281,7 +335,7 @@ int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_ar
             hpl__op_join(&s[i].op, ctx, s[i].device->index);
     }
     for (int i = 0; rc == HPL_OK && i < n; i++)
-        rc = subkernel_bind(&s[i]);
+        rc = subkernel_bind(&s[i], args);
     for (int i = 0; rc == HPL_OK && i < n; i++)
         rc = hpl__op_prepare(&s[i].op);
     for (int i = 0; rc == HPL_OK && i < n; i++)
@@ -289,4 +343,54 @@ int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_ar
     for (int i = 0; i < n; i++)
         hpl__op_release(&s[i].op);
     return rc;
+}
+
+/* ---- halos first --------------------------------------------------------- */
+
+/* Runs phase `phase` of the subkernels that have one (their bands, then
+ * their interiors) as the operations of one eval, and submits each
+ * device's at once: the band's timeline value is its own, so a neighbour's
+ * copy of it waits for it alone. */
+static int phase_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3],
+                     const hpl__phases *ph, int dim, int phase)
+{
+    int ran[HPL__MAX_DEVICES], m = 0;
+    for (int i = 0; i < n; i++) {
+        if (!ph[i].count[phase])
+            continue;
+        s[i].row_ranges = ph[i].count[phase];
+        s[i].rows_dim = dim;
+        memcpy(s[i].rows, ph[i].range[phase], sizeof s[i].rows);
+        if (phase == 0 && m == 0)
+            hpl__op_init(&s[i].op, ctx, s[i].device->index);
+        else
+            hpl__op_join(&s[i].op, ctx, s[i].device->index); /* the buffers stay pinned together */
+        ran[m++] = i;
+    }
+    int rc = HPL_OK;
+    for (int k = 0; rc == HPL_OK && k < m; k++)
+        rc = subkernel_bind(&s[ran[k]], args);
+    for (int k = 0; rc == HPL_OK && k < m; k++)
+        rc = hpl__op_prepare(&s[ran[k]].op);
+    for (int k = 0; rc == HPL_OK && k < m; k++)
+        rc = subkernel_submit(&s[ran[k]], args, whole);
+    for (int k = 0; k < m; k++) {
+        hpl__op_release(&s[ran[k]].op);
+        s[ran[k]].row_ranges = 0;
+        int flushed = hpl__batch_flush(s[ran[k]].device);
+        rc = rc == HPL_OK ? flushed : rc;
+    }
+    return rc;
+}
+
+int hpl__subkernels_run_halos_first(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args,
+                                    const uint64_t whole[3], int dim, uint64_t w)
+{
+    if (n < 2 || w == 0 || any_conflict(s, n) || (ctx->validation && ghost_on_shared_memory(s, n)))
+        return hpl__subkernels_run(ctx, s, n, args, whole);
+    hpl__phases ph[HPL__MAX_DEVICES];
+    for (int i = 0; i < n; i++)
+        hpl__halo_phases(s[i].offset[dim], s[i].offset[dim] + s[i].global[dim], i > 0, i < n - 1, w, &ph[i]);
+    int rc = phase_run(ctx, s, n, args, whole, ph, dim, 0);
+    return rc == HPL_OK ? phase_run(ctx, s, n, args, whole, ph, dim, 1) : rc;
 }

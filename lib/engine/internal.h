@@ -37,6 +37,11 @@ typedef struct hpl__lane {
     uint32_t family;
     VkSemaphore timeline;
     uint64_t submitted; /* guarded by the device's batch_lock */
+    /* Signalled by the progress thread once work of other devices a lane
+     * submission waits for is done (a download into host rows another
+     * device still reads): like the compute queue's gate. */
+    VkSemaphore gate;
+    uint64_t gate_requested;
     hpl__ring ring;
     hpl__cmd *open; /* being recorded (hpl__lane_begin .. hpl__lane_submit) */
 } hpl__lane;
@@ -422,8 +427,8 @@ int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore sem
 /* The value a timeline semaphore of d has reached (0 on failure). */
 uint64_t hpl__semaphore_value(hpl__device *d, VkSemaphore semaphore);
 uint64_t hpl__device_completed(hpl__device *d);
-/* Signals d's gate from the host (the progress thread). */
-void hpl__gate_signal(hpl__device *d, uint64_t value);
+/* Signals d's gate, or its lane's, from the host (the progress thread). */
+void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value);
 /* Blocks until d's timeline reaches value (spin first). */
 VkResult hpl__timeline_wait(hpl__device *d, uint64_t value);
 /* Timelines (coherence.h): the device a timeline belongs to, whether it is
@@ -494,9 +499,18 @@ void hpl__lane_close(hpl__device *d);
 /* Begins a lane command buffer (for uploads). */
 int hpl__lane_begin(hpl__device *d, VkCommandBuffer *cb);
 /* Submits it after d's compute work up to compute value `after` (0: none;
- * d's open batch is submitted first when it holds that work); *value is
- * its point on the lane's timeline. */
-int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t *value);
+ * d's open batch is submitted first when it holds that work) and, when
+ * `gate` is not 0, after the lane's gate reaches it (hpl__lane_gate_for);
+ * *value is its point on the lane's timeline. */
+int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t gate, uint64_t *value);
+/* What lane work that must follow `points` waits for: d's compute value
+ * (*after, raised), and for points of other devices not reached yet a lane
+ * gate value (*gate; 0: none) requested from the progress thread. */
+int hpl__lane_gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *after,
+                       uint64_t *gate);
+/* The compute value of d's latest work recorded (submitted or in its open
+ * batch). */
+uint64_t hpl__device_recorded(hpl__device *d);
 /* Can work on d's lane that must follow `points` wait for them by waiting
  * on d's compute timeline alone? Raises *after to the compute value it must
  * follow; false when a point of another device is not reached yet (that
@@ -507,7 +521,8 @@ bool hpl__lane_after(hpl_context *ctx, const hpl__device *d, const hpl__point *p
 int hpl__progress_start(hpl_context *ctx);
 void hpl__progress_stop(hpl_context *ctx);
 typedef enum hpl__progress_kind {
-    HPL__PROGRESS_GATE,  /* signal the device's gate with gate_value */
+    HPL__PROGRESS_GATE,  /* signal a gate with gate_value: `device` is a timeline (coherence.h),
+                          * the device's index for its compute gate, HPL__LANE + it for its lane's */
     HPL__PROGRESS_FLUSH, /* submit the device's open batch */
 } hpl__progress_kind;
 /* Once every point is reached, does `kind` for device: requests are served

@@ -72,6 +72,8 @@ int hpl__lane_open(hpl__device *d)
     VkResult r = vkCreateCommandPool(d->device, &ci, NULL, &l->ring.pool);
     rc = r == VK_SUCCESS ? hpl__timeline_create(d, false, &l->timeline)
                          : hpl__vk_error(r, "vkCreateCommandPool (transfer lane)");
+    if (rc == HPL_OK)
+        rc = hpl__timeline_create(d, false, &l->gate);
     l->on = rc == HPL_OK;
     return rc;
 }
@@ -82,6 +84,8 @@ void hpl__lane_close(hpl__device *d)
     hpl__ring_destroy(d->device, &l->ring);
     if (l->timeline)
         vkDestroySemaphore(d->device, l->timeline, NULL);
+    if (l->gate)
+        vkDestroySemaphore(d->device, l->gate, NULL);
     memset(l, 0, sizeof *l);
 }
 
@@ -105,7 +109,7 @@ int hpl__lane_begin(hpl__device *d, VkCommandBuffer *cb)
     return HPL_OK;
 }
 
-int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t *value)
+int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t gate, uint64_t *value)
 {
     hpl__lane *l = &d->xfer;
     hpl__cmd *cmd = l->open;
@@ -120,17 +124,28 @@ int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t *value)
     /* The compute work it follows must be on the queue first. */
     int rc = after > d->submitted ? hpl__batch_flush_locked(d) : HPL_OK;
     uint64_t signal = l->submitted + 1;
-    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkPipelineStageFlags stages[2] = {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT};
+    VkSemaphore waits[2];
+    uint64_t values[2];
+    uint32_t n = 0;
+    if (after) {
+        waits[n] = d->timeline;
+        values[n++] = after;
+    }
+    if (gate) {
+        waits[n] = l->gate;
+        values[n++] = gate;
+    }
     VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .waitSemaphoreValueCount = after ? 1 : 0,
-                                        .pWaitSemaphoreValues = &after,
+                                        .waitSemaphoreValueCount = n,
+                                        .pWaitSemaphoreValues = values,
                                         .signalSemaphoreValueCount = 1,
                                         .pSignalSemaphoreValues = &signal};
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .pNext = &ti,
-                       .waitSemaphoreCount = after ? 1 : 0,
-                       .pWaitSemaphores = &d->timeline,
-                       .pWaitDstStageMask = &stage,
+                       .waitSemaphoreCount = n,
+                       .pWaitSemaphores = waits,
+                       .pWaitDstStageMask = stages,
                        .commandBufferCount = 1,
                        .pCommandBuffers = &cmd->cb,
                        .signalSemaphoreCount = 1,

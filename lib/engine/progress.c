@@ -6,8 +6,8 @@
  * device's open batch once the work before it is done (submit.c), so that
  * batched work never waits for the user's next call.
  *
- * Requests are kept per device and kind: each device's gate requests in a
- * queue, served in order (its gate's values must increase, and a later
+ * Requests are kept per device and kind: each gate's requests (a device's
+ * compute queue's gate, and its transfer lane's) in a queue, served in order (its gate's values must increase, and a later
  * value would open the work of an earlier one), and its one flush watch
  * (submit.c keeps at most one: flush_watched). Each look serves every queue
  * head whose points are reached, whatever the other heads wait for: a gate
@@ -54,7 +54,7 @@ struct hpl__progress {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    gate_queue gates[HPL__MAX_DEVICES];
+    gate_queue gates[HPL__MAX_TIMELINES]; /* per gate: a device's compute queue's (its index), its lane's */
     request flush[HPL__MAX_DEVICES];
     bool flushing[HPL__MAX_DEVICES]; /* flush[i] is pending */
     uint32_t count;                  /* requests pending */
@@ -108,9 +108,9 @@ static int error_of(const hpl__progress *p, const request *r)
  * would do, but the validation layer 1.3.239 then reports
  * VUID-VkSemaphoreSignalInfo-value-03259, a signal above a pending one: it
  * seems to take the queued waits for the skipped values for signals.) */
-static bool take(hpl__progress *p, int device, const uint64_t *done, action *a)
+static bool take(hpl__progress *p, int gate, const uint64_t *done, action *a)
 {
-    gate_queue *q = &p->gates[device];
+    gate_queue *q = &p->gates[gate];
     *a = (action){0};
     if (q->count && reached(&q->items[q->head], done)) {
         const request *r = &q->items[q->head];
@@ -120,18 +120,19 @@ static bool take(hpl__progress *p, int device, const uint64_t *done, action *a)
         q->count--;
         p->count--;
     }
-    if (p->flushing[device] && reached(&p->flush[device], done)) {
+    if (gate < HPL__MAX_DEVICES && p->flushing[gate] && reached(&p->flush[gate], done)) {
         a->flush = true;
-        a->error = a->error ? a->error : error_of(p, &p->flush[device]);
-        p->flushing[device] = false;
+        a->error = a->error ? a->error : error_of(p, &p->flush[gate]);
+        p->flushing[gate] = false;
         p->count--;
     }
     return a->gate_value || a->flush;
 }
 
-static void serve(hpl__progress *p, int device, const action *a)
+static void serve(hpl__progress *p, int gate, const action *a)
 {
     hpl_context *ctx = p->ctx;
+    hpl__device *d = hpl__timeline_device(ctx, gate);
     if (a->error) {
         /* Keep the error; still open the gate so the waiting device does
          * not hang: its results are void and the error says so. */
@@ -140,9 +141,9 @@ static void serve(hpl__progress *p, int device, const action *a)
         pthread_mutex_unlock(&ctx->lock);
     }
     if (a->gate_value)
-        hpl__gate_signal(&ctx->devices[device], a->gate_value);
+        hpl__gate_signal(d, hpl__timeline_is_lane(gate), a->gate_value);
     if (a->flush)
-        hpl__batch_watched(&ctx->devices[device]);
+        hpl__batch_watched(d);
 }
 
 /* Serves what is reached (p->lock held, released while serving: serving
@@ -150,15 +151,19 @@ static void serve(hpl__progress *p, int device, const action *a)
  * whether it served anything. */
 static bool serve_reached(hpl__progress *p, const uint64_t *done)
 {
-    action actions[HPL__MAX_DEVICES];
+    action actions[HPL__MAX_TIMELINES];
     bool any = false;
-    for (int i = 0; i < p->ctx->device_count; i++)
+    for (int i = 0; i < p->ctx->device_count; i++) {
         any |= take(p, i, done, &actions[i]);
+        any |= take(p, HPL__LANE + i, done, &actions[HPL__LANE + i]);
+    }
     if (!any)
         return false;
     pthread_mutex_unlock(&p->lock);
-    for (int i = 0; i < p->ctx->device_count; i++)
+    for (int i = 0; i < p->ctx->device_count; i++) {
         serve(p, i, &actions[i]);
+        serve(p, HPL__LANE + i, &actions[HPL__LANE + i]);
+    }
     pthread_mutex_lock(&p->lock);
     return true;
 }
@@ -168,8 +173,8 @@ static bool serve_reached(hpl__progress *p, const uint64_t *done)
 static const request *oldest_head(const hpl__progress *p)
 {
     const request *oldest = NULL;
-    for (int i = 0; i < p->ctx->device_count; i++) {
-        const gate_queue *q = &p->gates[i];
+    for (int t = 0; t < HPL__MAX_TIMELINES; t++) {
+        const gate_queue *q = &p->gates[t];
         if (q->count && (!oldest || q->items[q->head].serial < oldest->serial))
             oldest = &q->items[q->head];
     }
@@ -199,12 +204,12 @@ static bool block_target(const hpl__progress *p, const uint64_t *done, int *time
         return false;
     *timeline = r->points[i].timeline;
     *value = UINT64_MAX;
-    for (int k = 0; k < p->ctx->device_count; k++) {
-        if (p->gates[k].count)
-            least_on(&p->gates[k].items[p->gates[k].head], *timeline, done, value);
+    for (int t = 0; t < HPL__MAX_TIMELINES; t++)
+        if (p->gates[t].count)
+            least_on(&p->gates[t].items[p->gates[t].head], *timeline, done, value);
+    for (int k = 0; k < p->ctx->device_count; k++)
         if (p->flushing[k])
             least_on(&p->flush[k], *timeline, done, value);
-    }
     return true;
 }
 
@@ -289,8 +294,8 @@ static void destroy(hpl__progress *p)
 {
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->wake);
-    for (int i = 0; i < HPL__MAX_DEVICES; i++)
-        hpl__free(p->gates[i].items);
+    for (int t = 0; t < HPL__MAX_TIMELINES; t++)
+        hpl__free(p->gates[t].items);
     hpl__free(p);
 }
 

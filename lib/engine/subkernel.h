@@ -34,6 +34,12 @@ typedef struct hpl__subkernel {
     uint64_t offset[3]; /* where its domain starts in the whole eval's */
     uint32_t local[3];
     VkPipeline pipeline;
+    /* One phase of a halos-first eval (dispatch.c): it runs `row_ranges`
+     * ranges rows[i] = [lo, hi) of dimension rows_dim of the whole domain,
+     * each inside its domain; 0: all of its domain. */
+    int row_ranges;
+    int rows_dim;
+    uint64_t rows[2][2];
     hpl__arg_view views[HPL__MAX_ARGS];
     hpl__op op;
 } hpl__subkernel;
@@ -47,5 +53,12 @@ int hpl__subkernel_run(hpl_context *ctx, hpl__subkernel *s, const hpl_arg *args,
 /* Runs the subkernels of one eval, side by side unless one writes what
  * another touches (then in order). */
 int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3]);
+/* The same, halos first (hpl_launch.halos_first): each subkernel runs the
+ * w rows next to each neighbour (along the domain's dimension dim) as a
+ * submission of its own, then the rest as another, so that what its
+ * neighbours will read moves while the rest runs. Subkernels that must run
+ * in order run as hpl__subkernels_run runs them. */
+int hpl__subkernels_run_halos_first(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args,
+                                    const uint64_t whole[3], int dim, uint64_t w);
 
 #endif

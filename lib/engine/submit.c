@@ -40,9 +40,11 @@ uint64_t hpl__device_completed(hpl__device *d)
     return hpl__semaphore_value(d, d->timeline);
 }
 
-void hpl__gate_signal(hpl__device *d, uint64_t value)
+void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value)
 {
-    VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = d->gate, .value = value};
+    VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                .semaphore = lane ? d->xfer.gate : d->gate,
+                                .value = value};
     if (d->semaphore_lock)
         pthread_mutex_lock(d->semaphore_lock);
     vkSignalSemaphore(d->device, &si);
@@ -379,6 +381,40 @@ static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, 
         *gate_value = value;
     }
     return rc;
+}
+
+int hpl__lane_gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *after,
+                       uint64_t *gate)
+{
+    hpl__point foreign[HPL__MAX_TIMELINES];
+    int n = 0;
+    for (int i = 0; i < count; i++) {
+        if (points[i].timeline == d->index)
+            *after = HPL__MAX(*after, points[i].value);
+        else if (points[i].timeline != HPL__LANE + d->index && points[i].value &&
+                 hpl__timeline_completed(ctx, points[i].timeline) < points[i].value)
+            n = hpl__points_add(foreign, n, points[i]); /* (the lane's own work is earlier on its queue) */
+    }
+    *gate = 0;
+    if (n == 0)
+        return HPL_OK;
+    int rc = flush_for(ctx, foreign, n);
+    uint64_t value = d->xfer.gate_requested + 1;
+    if (rc == HPL_OK)
+        rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_GATE, HPL__LANE + d->index, value, foreign, n);
+    if (rc == HPL_OK) {
+        d->xfer.gate_requested = value;
+        *gate = value;
+    }
+    return rc;
+}
+
+uint64_t hpl__device_recorded(hpl__device *d)
+{
+    pthread_mutex_lock(&d->batch_lock);
+    uint64_t value = d->submitted + (d->batch != NULL);
+    pthread_mutex_unlock(&d->batch_lock);
+    return value;
 }
 
 int hpl__batch_begin(hpl_context *ctx, hpl__device *d, const hpl__point *waits, int count, VkCommandBuffer *cb)

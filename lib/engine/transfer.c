@@ -4,16 +4,18 @@
 
 /* ---- device to host ---------------------------------------------------- */
 
-/* Does d's transfer lane take download t, whose host side waits for
- * `waits`? A large one (the shared lane of the tests: any) whose waits are
- * all on d (or done): the lane then waits on d's compute timeline only, up
- * to *after, where the writers of its source are. Work of other devices
- * goes through the compute queue's gate. */
+/* Does d's transfer lane take download t? A large one (the shared lane of
+ * the tests: any), and a small one that the compute queue would run after
+ * work it does not need: its source's writers (on d: a device memory is
+ * touched by d's timelines only) are followed there by later work, such
+ * as the interior of a halos-first eval after the bands it copies. The
+ * lane waits on d's compute timeline up to *after, where the writers are;
+ * the host side's waits on other devices go through the lane's gate
+ * (lane_download). */
 static bool lane_takes_download(hpl_context *ctx, hpl__device *d, hpl__array *root, const hpl__transfer *t,
-                                const hpl__point *waits, int n, uint64_t *after)
+                                uint64_t *after)
 {
-    uint64_t bytes = hpl__region_volume(&t->region) * hpl_type_size(root->type);
-    if (!d->xfer.on || (bytes < HPL__LANE_MIN_BYTES && !d->xfer.shared))
+    if (!d->xfer.on)
         return false;
     hpl__layout from = hpl__layout_of(root, t->src, d->index), to = hpl__layout_of(root, HPL__HOST, d->index);
     if (hpl__copy_by_kernel(d, root, &t->region, &from, &to))
@@ -21,7 +23,10 @@ static bool lane_takes_download(hpl_context *ctx, hpl__device *d, hpl__array *ro
     hpl__point writers[HPL__MAX_TIMELINES];
     int w = hpl__coherence_wait_points(&root->coherence, t->src, &t->region, false, writers, 0);
     *after = 0;
-    return hpl__lane_after(ctx, d, waits, n, after) && hpl__lane_after(ctx, d, writers, w, after);
+    if (!hpl__lane_after(ctx, d, writers, w, after))
+        return false;
+    uint64_t bytes = hpl__region_volume(&t->region) * hpl_type_size(root->type);
+    return bytes >= HPL__LANE_MIN_BYTES || d->xfer.shared || *after < hpl__device_recorded(d);
 }
 
 /* Records download t (source on d) into cb. */
@@ -32,17 +37,21 @@ static void record_download(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb
     hpl__record_copy_logged(ctx, d, cb, root, &t->region, t->src, HPL__HOST, &from, &to, hpl__no_shift);
 }
 
-/* Download t on d's transfer lane, after d's compute work up to `after`. */
+/* Download t on d's transfer lane, after d's compute work up to `after`
+ * and the host side's waits (`waits`, of any device). */
 static int lane_download(hpl_context *ctx, hpl__device *d, hpl__array *root, const hpl__transfer *t, uint64_t after,
-                         hpl__point *at)
+                         const hpl__point *waits, int n, hpl__point *at)
 {
+    uint64_t gate = 0;
+    int rc = hpl__lane_gate_for(ctx, d, waits, n, &after, &gate);
     VkCommandBuffer cb;
-    int rc = hpl__lane_begin(d, &cb);
+    if (rc == HPL_OK)
+        rc = hpl__lane_begin(d, &cb);
     if (rc != HPL_OK)
         return rc;
     record_download(ctx, d, cb, root, t);
     uint64_t value = 0;
-    rc = hpl__lane_submit(d, after, &value);
+    rc = hpl__lane_submit(d, after, gate, &value);
     *at = hpl__lane_point(d, value);
     return rc;
 }
@@ -63,8 +72,8 @@ int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *
     int n = hpl__coherence_wait_points(&root->coherence, HPL__HOST, &t->region, true, waits, 0);
     hpl__point at;
     uint64_t after;
-    if (lane_takes_download(ctx, d, root, t, waits, n, &after)) {
-        rc = lane_download(ctx, d, root, t, after, &at);
+    if (lane_takes_download(ctx, d, root, t, &after)) {
+        rc = lane_download(ctx, d, root, t, after, waits, n, &at);
     } else {
         VkCommandBuffer cb;
         rc = hpl__batch_begin(ctx, d, waits, n, &cb);
