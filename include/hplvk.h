@@ -1250,8 +1250,11 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      itself a transfer lane (its own timeline and
  *                      command buffers) for every such copy: no overlap,
  *                      but every path of the lane runs on a one-queue
- *                      device, for tests. A download whose host side waits
- *                      for another device stays on the compute queue.
+ *                      device, for tests. Smaller downloads take the lane
+ *                      too when the compute queue holds later work than
+ *                      what they copy (the bands of a halos-first eval,
+ *                      7b); the lane waits for other devices through a
+ *                      gate of its own, which the progress thread opens.
  *                      Other values make hpl_context_create fail.
  */
 

@@ -54,7 +54,9 @@
 #           multi-device sample on one GPU and split over both at the same
 #           size (the speedup is the ratio of the two RESULT times), Game of
 #           Life from 1024^2 to 16384^2 (the finest grain at which two GPUs
-#           still give 1.5x: time_ms / steps is the step time), the exchange
+#           still give 1.5x: time_ms / steps is the step time; the sample
+#           runs halos first, and its g2 runs with "3e8 after" are the same
+#           steps without: the hop not hidden), the exchange
 #           benchmark, and the CPU beside both under plans: g1, g2, g2c.
 #           About 10 minutes; unbalanced on g2c is ~200 s of it (EXHAUSTIVE:
 #           231 points, each run twice, the CPU's share of each setting its
@@ -63,7 +65,7 @@
 #           (each band the host checks is the whole grid for every step):
 #           call 1: -s '^(unbalanced|bench_exchange|matmul|summa)$'   ~320 s
 #           call 2: -s '^(game_of_life|game_of_life_plan|jacobi|wave_sim|ep)$'
-#                                                                     ~260 s
+#                                                                     ~320 s
 #   h200x4  four H200s (nvidia-h200-x4, issue 19): h200x8 without the runs
 #           on g8 and g8c. About 12.5 minutes (logical, -l: ~13.5):
 #           call 1: -s '^(matmul|jacobi|bench_plan)$'   ~280 s
@@ -231,6 +233,9 @@ g1 60 game_of_life 4096 4096 500
 g2 60 game_of_life 4096 4096 500
 g1 60 game_of_life 8192 8192 200
 g2 60 game_of_life 8192 8192 200
+g2 60 game_of_life 1024 1024 2000 3e8 after
+g2 60 game_of_life 4096 4096 500 3e8 after
+g2 60 game_of_life 8192 8192 200 3e8 after
 g2c 200 ep C iterative
 g2c 300 game_of_life_plan 16384 16384 100 iterative
 g2c 300 game_of_life_plan 16384 16384 100 auto_tune
