@@ -206,7 +206,7 @@ static int subkernel_bind(hpl__subkernel *s, const hpl_arg *args)
     int rc = HPL_OK;
     for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
         if (s->views[i].array)
-            rc = view_bind(s, &a[i], i);
+            rc = view_bind(s, a ? &a[i] : NULL, i); /* (a plan's runner passes its own) */
     return rc;
 }
 
