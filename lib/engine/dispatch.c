@@ -313,6 +313,45 @@ static bool ghost_on_shared_memory(const hpl__subkernel *s, int n)
     return false;
 }
 
+/* Subkernels where one writes what another touches, and under validation
+ * zero-copy ones with ghost parts, run one after the other. */
+static bool must_run_in_order(const hpl_context *ctx, const hpl__subkernel *s, int n)
+{
+    return any_conflict(s, n) || (ctx->validation && ghost_on_shared_memory(s, n));
+}
+
+static int run_in_order(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3])
+{
+    int rc = HPL_OK;
+    for (int i = 0; rc == HPL_OK && i < n; i++)
+        rc = hpl__subkernel_run(ctx, &s[i], args, whole);
+    return rc;
+}
+
+/* Runs subkernels s[which[0 .. m - 1]] side by side as the operations of one
+ * eval: all planned before any is submitted. join: they continue operations
+ * begun before (their buffers stay pinned together). */
+static int run_side_by_side(hpl_context *ctx, hpl__subkernel *s, const int *which, int m, const hpl_arg *args,
+                            const uint64_t whole[3], bool join)
+{
+    for (int k = 0; k < m; k++) {
+        if (k == 0 && !join)
+            hpl__op_init(&s[which[k]].op, ctx, s[which[k]].device->index);
+        else
+            hpl__op_join(&s[which[k]].op, ctx, s[which[k]].device->index);
+    }
+    int rc = HPL_OK;
+    for (int k = 0; rc == HPL_OK && k < m; k++)
+        rc = subkernel_bind(&s[which[k]], args);
+    for (int k = 0; rc == HPL_OK && k < m; k++)
+        rc = hpl__op_prepare(&s[which[k]].op);
+    for (int k = 0; rc == HPL_OK && k < m; k++)
+        rc = subkernel_submit(&s[which[k]], args, whole);
+    for (int k = 0; k < m; k++)
+        hpl__op_release(&s[which[k]].op);
+    return rc;
+}
+
 /* Runs the subkernels of one eval. Independent ones (the usual case) are
  * all planned before any is submitted, so that what one device must send to
  * another (halos) is queued on it before its own kernel: the devices then
@@ -322,60 +361,34 @@ int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_ar
 {
     if (n == 1) /* a plain eval: nothing else to order it against */
         return hpl__subkernel_run(ctx, s, args, whole);
-    int rc = HPL_OK;
-    if (any_conflict(s, n) || (ctx->validation && ghost_on_shared_memory(s, n))) {
-        for (int i = 0; rc == HPL_OK && i < n; i++)
-            rc = hpl__subkernel_run(ctx, &s[i], args, whole);
-        return rc;
-    }
-    for (int i = 0; i < n; i++) {
-        if (i == 0)
-            hpl__op_init(&s[i].op, ctx, s[i].device->index);
-        else
-            hpl__op_join(&s[i].op, ctx, s[i].device->index);
-    }
-    for (int i = 0; rc == HPL_OK && i < n; i++)
-        rc = subkernel_bind(&s[i], args);
-    for (int i = 0; rc == HPL_OK && i < n; i++)
-        rc = hpl__op_prepare(&s[i].op);
-    for (int i = 0; rc == HPL_OK && i < n; i++)
-        rc = subkernel_submit(&s[i], args, whole);
+    if (must_run_in_order(ctx, s, n))
+        return run_in_order(ctx, s, n, args, whole);
+    int all[HPL__MAX_DEVICES];
     for (int i = 0; i < n; i++)
-        hpl__op_release(&s[i].op);
-    return rc;
+        all[i] = i;
+    return run_side_by_side(ctx, s, all, n, args, whole, false);
 }
 
 /* ---- halos first --------------------------------------------------------- */
 
 /* Runs phase `phase` of the subkernels that have one (their bands, then
- * their interiors) as the operations of one eval, and submits each
- * device's at once: the band's timeline value is its own, so a neighbour's
- * copy of it waits for it alone. */
+ * their interiors) side by side, and submits each device's at once: the
+ * band's timeline value is its own, so a neighbour's copy of it waits for
+ * it alone. */
 static int phase_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3],
                      const hpl__phases *ph, int dim, int phase)
 {
-    int ran[HPL__MAX_DEVICES], m = 0;
+    int ran[HPL__MAX_DEVICES] = {0}, m = 0;
     for (int i = 0; i < n; i++) {
         if (!ph[i].count[phase])
             continue;
         s[i].row_ranges = ph[i].count[phase];
         s[i].rows_dim = dim;
         memcpy(s[i].rows, ph[i].range[phase], sizeof s[i].rows);
-        if (phase == 0 && m == 0)
-            hpl__op_init(&s[i].op, ctx, s[i].device->index);
-        else
-            hpl__op_join(&s[i].op, ctx, s[i].device->index); /* the buffers stay pinned together */
         ran[m++] = i;
     }
-    int rc = HPL_OK;
-    for (int k = 0; rc == HPL_OK && k < m; k++)
-        rc = subkernel_bind(&s[ran[k]], args);
-    for (int k = 0; rc == HPL_OK && k < m; k++)
-        rc = hpl__op_prepare(&s[ran[k]].op);
-    for (int k = 0; rc == HPL_OK && k < m; k++)
-        rc = subkernel_submit(&s[ran[k]], args, whole);
+    int rc = run_side_by_side(ctx, s, ran, m, args, whole, phase > 0);
     for (int k = 0; k < m; k++) {
-        hpl__op_release(&s[ran[k]].op);
         s[ran[k]].row_ranges = 0;
         int flushed = hpl__batch_flush(s[ran[k]].device);
         rc = rc == HPL_OK ? flushed : rc;
@@ -386,8 +399,10 @@ static int phase_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *
 int hpl__subkernels_run_halos_first(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args,
                                     const uint64_t whole[3], int dim, uint64_t w)
 {
-    if (n < 2 || w == 0 || any_conflict(s, n) || (ctx->validation && ghost_on_shared_memory(s, n)))
+    if (n < 2 || w == 0)
         return hpl__subkernels_run(ctx, s, n, args, whole);
+    if (must_run_in_order(ctx, s, n))
+        return run_in_order(ctx, s, n, args, whole);
     hpl__phases ph[HPL__MAX_DEVICES];
     for (int i = 0; i < n; i++)
         hpl__halo_phases(s[i].offset[dim], s[i].offset[dim] + s[i].global[dim], i > 0, i < n - 1, w, &ph[i]);
