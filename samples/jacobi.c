@@ -3,7 +3,13 @@
  * device of the context (HPLVK_DEVICES, e.g. "gpu0,cpu"), with no
  * halo-exchange code, and the same kernel as on one device.
  *
- *   jacobi [rows [cols [steps [host_budget]]]]   default 512 512 100 3e8
+ *   jacobi [rows [cols [steps [host_budget [halos]]]]]
+ *                                      default 512 512 100 3e8 first
+ *
+ * halos: "first" (launch.halos_first: each device computes the rows its
+ * neighbours read, then its interior while they cross) or "after" (each
+ * device's part in one go; the halos leave when it is done), as in
+ * samples/game_of_life.c.
  *
  * Interior cells become the mean of their four neighbours,
  * 0.25f * (((up + down) + left) + right); boundary cells keep their value
@@ -105,11 +111,16 @@ static int make_grids(hpl_context *ctx, const float *start, grid_size sz, const 
     return HPL_OK;
 }
 
+/* The split steps' launch.halos_first: main's halos argument. */
+static bool halos_first;
+
 /* Steps first .. last-1: step s reads g[s % 2] and writes the other, split
- * by rows over every device of the context with one halo row, or on device 0. */
+ * by rows over every device of the context with one halo row (halos first
+ * or after), or on device 0. */
 static int run_steps(hpl_context *ctx, hpl_kernel k, bool split, const hpl_array g[2], uint64_t first, uint64_t last)
 {
-    const hpl_launch all = sample_launch(ctx);
+    hpl_launch all = sample_launch(ctx);
+    all.halos_first = halos_first;
     for (uint64_t s = first; s < last; s++) {
         if (split)
             SAMPLE_TRY(hpl_eval(ctx, k, &all, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
@@ -291,8 +302,8 @@ int main(int argc, char **argv)
     /* Line-buffered, so that stdout and stderr interleave in order in logs. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     grid_size sz;
-    if (!parse_size(argc, argv, &sz)) {
-        fprintf(stderr, "usage: %s [rows >= 3 [cols >= 3 [steps >= 2 [host_budget]]]]\n", argv[0]);
+    if (!sample_parse_bands_first(&argc, argv, 5, &halos_first) || !parse_size(argc, argv, &sz)) {
+        fprintf(stderr, "usage: %s [rows >= 3 [cols >= 3 [steps >= 2 [host_budget [first|after]]]]]\n", argv[0]);
         return 2;
     }
     float *host[HOST_GRIDS];
@@ -313,6 +324,7 @@ int main(int argc, char **argv)
     /* rate: cell updates per second over the timed steps. */
     double cells = (double)sz.rows * (double)sz.cols * (double)(sz.steps - 1);
     double rate = run.ms > 0.0 ? cells / (run.ms * 1e-3) / 1e6 : 0.0;
+    printf("halos: %s\n", halos_first ? "first" : "after");
     printf("RESULT name=jacobi devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64
            " time_ms=%.3f rate=%.4gMcell/s verified=%s\n",
            devnames, sz.rows, sz.cols, sz.steps, run.ms, rate, verified ? "yes" : "no");
