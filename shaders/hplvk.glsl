@@ -5,7 +5,7 @@
 // neither (and bump HPLVK_ABI_VERSION, which is part of every cache key).
 #ifndef HPLVK_GLSL
 #define HPLVK_GLSL 1
-#define HPLVK_ABI_VERSION 2
+#define HPLVK_ABI_VERSION 3
 
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -26,8 +26,22 @@ layout(push_constant) uniform hplvk_push_t {
     uvec4 global;  // xyz: the whole eval's domain size
 } hplvk_push;
 
+// The order in which a dispatch walks the domain, set by the library
+// (lib/api/launch.c, walk_of): 0 as written; 1 (2): the domain's x and y
+// (x and z) are the dispatch's y and x (z and x). Workgroups run x fastest,
+// so the library makes the dispatch's x the domain's last dimension, the
+// contiguous one of a row-major array, when the kernel cannot tell: it
+// leaves the local size to the library and reads none of gl_LocalInvocationID,
+// gl_LocalInvocationIndex, gl_WorkGroupID, gl_NumWorkGroups. hpl_global_id
+// and hpl_in_domain undo the swap; drivers fold it away when specializing.
+layout(constant_id = 1000) const uint hplvk_walk = 0u;
+uvec3 hplvk_walked(uvec3 v)
+{
+    return hplvk_walk == 1u ? v.yxz : (hplvk_walk == 2u ? v.zyx : v);
+}
+
 #define hpl_dispatch_base (hplvk_push.base.xyz)
-#define hpl_global_id (gl_GlobalInvocationID + hplvk_push.base.xyz + hplvk_push.offset.xyz)
+#define hpl_global_id (hplvk_walked(gl_GlobalInvocationID) + hplvk_push.base.xyz + hplvk_push.offset.xyz)
 #define hpl_global_size (hplvk_push.global.xyz)
 #define hpl_domain_size (hplvk_push.global.xyz)
 #define hpl_subkernel_offset (hplvk_push.offset.xyz)
@@ -35,7 +49,7 @@ layout(push_constant) uniform hplvk_push_t {
 
 bool hpl_in_domain()
 {
-    return all(lessThan(gl_GlobalInvocationID + hplvk_push.base.xyz, hplvk_push.domain.xyz));
+    return all(lessThan(hplvk_walked(gl_GlobalInvocationID) + hplvk_push.base.xyz, hplvk_push.domain.xyz));
 }
 
 // Array arguments: a buffer reference (device address) to the argument's

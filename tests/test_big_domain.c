@@ -97,6 +97,11 @@ int main(void)
     run(ctx, k, 2, 3, m2 + 1, 2, 3, 1);
     /* Library-chosen local size over a large 1-D domain. */
     run(ctx, k, 5000011, 0, 0, 0, 0, 0);
+    /* Library-chosen local sizes over 2-D and 3-D domains: the dispatch
+     * walks the last dimension as its x (unit_walk), so the rows go to its
+     * y: {4, 64} groups of 4 rows, past the limit along y. */
+    run(ctx, k, m1 * 4 + 3, 33, 0, 0, 0, 0);
+    run(ctx, k, 3, 5, 70, 0, 0, 0);
     CHECK_OK(hpl_kernel_destroy(ctx, k));
     return th_finish(ctx);
 }

@@ -564,7 +564,7 @@ static void check_created(hpl_context *ctx, long c, hpl_kernel k)
                 fits = fits && l[d] <= lim->maxComputeWorkGroupSize[d];
             VkPipeline p;
             int messages = th_error_messages();
-            int rc = fits ? hpl__pipeline_get(ctx, &kk->variants[0], &ctx->devices[0], l, &p) : HPL_ERROR_INVALID_ARGUMENT;
+            int rc = fits ? hpl__pipeline_get(ctx, &kk->variants[0], &ctx->devices[0], l, r->walkable ? 1 : 0, &p) : HPL_ERROR_INVALID_ARGUMENT;
             if (th_error_messages() != messages) {
                 /* The driver or the validation layer said something: keep
                  * the module (the messages above fail the run). */

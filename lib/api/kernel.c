@@ -379,12 +379,13 @@ static int check_device_can_run(const hpl__variant *v, const hpl__device *d)
     return HPL_OK;
 }
 
-int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], VkPipeline *out)
+int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], int walk,
+                      VkPipeline *out)
 {
     (void)ctx;
     for (uint32_t i = 0; i < v->pipeline_count; i++) {
         const hpl__pipeline *p = &v->pipelines[i];
-        if (p->device == d->index && !memcmp(p->local, local, sizeof p->local)) {
+        if (p->device == d->index && !memcmp(p->local, local, sizeof p->local) && p->walk == walk) {
             *out = p->pipeline;
             return HPL_OK;
         }
@@ -400,8 +401,10 @@ int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const u
     if (!list)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     v->pipelines = list;
-    VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
-    VkSpecializationInfo spec = {.mapEntryCount = 3, .pMapEntries = entries, .dataSize = 12, .pData = local};
+    uint32_t values[4] = {local[0], local[1], local[2], (uint32_t)walk};
+    VkSpecializationMapEntry entries[4] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {HPL__WALK_SPEC_ID, 12, 4}};
+    VkSpecializationInfo spec = {
+        .mapEntryCount = v->reflection.walkable ? 4 : 3, .pMapEntries = entries, .dataSize = 16, .pData = values};
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -422,6 +425,7 @@ int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const u
     }
     p->device = d->index;
     memcpy(p->local, local, sizeof p->local);
+    p->walk = walk;
     v->pipeline_count++;
     *out = p->pipeline;
     return HPL_OK;

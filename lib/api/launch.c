@@ -166,8 +166,32 @@ static void choose_local(const hpl__device *d, const uint64_t global[3], uint32_
     }
 }
 
+/* The dispatch's order (hplvk.glsl's hplvk_walk). Workgroups run x
+ * fastest: with x along a 2-D grid's rows a dispatch walks down columns,
+ * and an H200 ran a Jacobi step on 3.6 GiB grids 3x slower that way (11.5
+ * against 3.6-4.0 ms; 1.1x at 1.5 GiB; samples/RESULTS.md). When the
+ * library chooses the local size and the kernel cannot see the swap, the
+ * domain's last extended dimension, contiguous in a row-major array,
+ * becomes the dispatch's x, if it is at least a subgroup long and the
+ * swapped local size fits the device. */
+static int walk_of(const hpl__reflection *r, const hpl__device *d, const uint64_t global[3], const uint32_t local[3])
+{
+    int inner = 0;
+    for (int i = 0; i < 3; i++)
+        if (global[i] > 1)
+            inner = i;
+    if (!r->walkable || inner == 0 || global[inner] < 32)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (local[i] > d->props.limits.maxComputeWorkGroupSize[hpl__walk_dim(inner, i)])
+            return 0;
+    return inner;
+}
+
+/* The local size (in the domain's order) and the walk; `chose`: the
+ * library chose the size. */
 static int local_of(const uint32_t given_local[3], const hpl__reflection *r, const hpl__device *d,
-                    const uint64_t global[3], uint32_t local[3])
+                    const uint64_t global[3], uint32_t local[3], bool *chose)
 {
     bool given = given_local[0] || given_local[1] || given_local[2];
     bool declared = r->local_size[0] * r->local_size[1] * r->local_size[2] > 1;
@@ -181,6 +205,7 @@ static int local_of(const uint32_t given_local[3], const hpl__reflection *r, con
         memcpy(local, r->local_size, sizeof r->local_size);
     } else {
         choose_local(d, global, local);
+        *chose = true;
     }
     const VkPhysicalDeviceLimits *lim = &d->props.limits;
     uint64_t total = (uint64_t)local[0] * local[1] * local[2];
@@ -219,10 +244,17 @@ void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__kern
 
 int hpl__subkernel_setup(hpl_context *ctx, hpl__subkernel *s, const uint32_t given_local[3])
 {
+    bool chose = false;
     int rc = check_device(s->variant, s->device);
     if (rc == HPL_OK)
-        rc = local_of(given_local, &s->variant->reflection, s->device, s->global, s->local);
-    return rc == HPL_OK ? hpl__pipeline_get(ctx, s->variant, s->device, s->local, &s->pipeline) : rc;
+        rc = local_of(given_local, &s->variant->reflection, s->device, s->global, s->local, &chose);
+    if (rc != HPL_OK)
+        return rc;
+    s->walk = chose ? walk_of(&s->variant->reflection, s->device, s->global, s->local) : 0;
+    uint32_t dispatch_local[3];
+    for (int i = 0; i < 3; i++)
+        dispatch_local[hpl__walk_dim(s->walk, i)] = s->local[i];
+    return hpl__pipeline_get(ctx, s->variant, s->device, dispatch_local, s->walk, &s->pipeline);
 }
 
 /* ---- devices and parts -------------------------------------------------- */

@@ -469,6 +469,87 @@ static int reflect_local_size(reflect_state *st, hpl__reflection *out)
     return HPL_OK;
 }
 
+/* Whether an instruction other than names, decorations and the id's own
+ * definition refers to the id (or a literal equals it: then too). The
+ * module has passed SPIRV-Tools' validator. */
+static bool id_referenced(const uint32_t *spirv, size_t words, uint32_t id)
+{
+    for (size_t i = 5; i < words;) {
+        uint32_t n = spirv[i] >> 16, op = spirv[i] & 0xffff;
+        if (n == 0 || n > words - i)
+            return true;
+        bool annotation = op == SpvOpName || op == SpvOpMemberName || op == SpvOpDecorate ||
+                          op == SpvOpMemberDecorate || op == SpvOpDecorateString;
+        bool definition = n > 2 && spirv[i + 2] == id &&
+                          (op == SpvOpSpecConstantComposite || op == SpvOpConstantComposite || op == SpvOpVariable);
+        for (uint32_t k = 1; k < n && !annotation && !definition; k++)
+            if (spirv[i + k] == id)
+                return true;
+        i += n;
+    }
+    return false;
+}
+
+/* The id decorated BuiltIn WorkgroupSize (gl_WorkGroupSize), 0 if none. */
+static uint32_t workgroup_size_id(const uint32_t *spirv, size_t words)
+{
+    for (size_t i = 5; i < words;) {
+        uint32_t n = spirv[i] >> 16, op = spirv[i] & 0xffff;
+        if (n == 0 || n > words - i)
+            return 0;
+        if (op == SpvOpDecorate && n >= 4 && spirv[i + 2] == SpvDecorationBuiltIn &&
+            spirv[i + 3] == SpvBuiltInWorkgroupSize)
+            return spirv[i + 1];
+        i += n;
+    }
+    return 0;
+}
+
+/* Whether the library may swap the dispatch's dimensions (hplvk.glsl's
+ * hplvk_walk): the module has the prelude's walk constant, a 32-bit
+ * unsigned scalar, and reads nothing that tells a workgroup's shape or
+ * place (that would see the swap): no gl_LocalInvocationID,
+ * gl_LocalInvocationIndex, gl_WorkGroupID or gl_NumWorkGroups, and no use
+ * of gl_WorkGroupSize (glslang declares that one in every module whose
+ * local size is specialization constants, used or not). */
+static int reflect_walk(reflect_state *st, const uint32_t *spirv, size_t words, hpl__reflection *out)
+{
+    spvc_compiler comp = st->comp;
+    const spvc_specialization_constant *sc = NULL;
+    size_t n = 0;
+    if (spvc_compiler_get_specialization_constants(comp, &sc, &n) != SPVC_SUCCESS)
+        return spvc_fail(st, "specialization constants");
+    bool has_walk = false;
+    for (size_t i = 0; i < n; i++) {
+        if (sc[i].constant_id != HPL__WALK_SPEC_ID)
+            continue;
+        spvc_constant c = spvc_compiler_get_constant_handle(comp, sc[i].id);
+        spvc_type t = c ? spvc_compiler_get_type_handle(comp, spvc_constant_get_type(c)) : NULL;
+        has_walk = t && spvc_type_get_basetype(t) == SPVC_BASETYPE_UINT32 && spvc_type_get_vector_size(t) == 1 &&
+                   spvc_type_get_columns(t) == 1;
+    }
+    out->walkable = has_walk;
+    if (!has_walk)
+        return HPL_OK;
+    spvc_resources res = NULL;
+    const spvc_reflected_builtin_resource *ins = NULL;
+    size_t nin = 0;
+    if (spvc_compiler_create_shader_resources(comp, &res) != SPVC_SUCCESS ||
+        spvc_resources_get_builtin_resource_list_for_type(res, SPVC_BUILTIN_RESOURCE_TYPE_STAGE_INPUT, &ins, &nin) !=
+            SPVC_SUCCESS)
+        return spvc_fail(st, "builtin inputs");
+    for (size_t i = 0; i < nin; i++) {
+        SpvBuiltIn b = ins[i].builtin;
+        if (b == SpvBuiltInLocalInvocationId || b == SpvBuiltInLocalInvocationIndex || b == SpvBuiltInWorkgroupId ||
+            b == SpvBuiltInNumWorkgroups)
+            out->walkable = false;
+    }
+    uint32_t size_id = workgroup_size_id(spirv, words);
+    if (size_id && id_referenced(spirv, words, size_id))
+        out->walkable = false;
+    return HPL_OK;
+}
+
 /* UTF-8 without control characters (what the validation layer accepts). */
 static bool utf8_valid(const char *s)
 {
@@ -533,9 +614,9 @@ static int reflect_module(reflect_state *st, const uint32_t *spirv, size_t words
     }
 
     int rc = reflect_local_size(st, out);
-    if (rc)
-        return rc;
-    return reflect_resources(st, out);
+    if (rc == HPL_OK)
+        rc = reflect_walk(st, spirv, words, out);
+    return rc == HPL_OK ? reflect_resources(st, out) : rc;
 }
 
 int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out)

@@ -27,6 +27,10 @@ enum {
 };
 
 /* Byte offsets of an array argument's fields inside the argument block. */
+/* The prelude's specialization constant for the order in which a dispatch
+ * walks the domain (hplvk.glsl's hplvk_walk). */
+#define HPL__WALK_SPEC_ID 1000
+
 typedef struct hpl__array_layout {
     uint32_t field[HPL__ARRAY_FIELDS];
 } hpl__array_layout;
@@ -39,6 +43,8 @@ typedef struct hpl__reflection {
                                           * argument ends inside it; <= HPL__ARG_RANGE */
     uint32_t local_size[3];              /* declared (spec-constant defaults), 1 if none */
     bool local_size_choosable;           /* local size is specialization constants 0,1,2 */
+    bool walkable;                       /* has the prelude's walk constant and reads no builtin
+                                          * that shows the dispatch's order (hplvk.glsl) */
     bool needs_float64, needs_int64;     /* capabilities Float64 / Int64 */
     uint32_t features;                   /* HPL__FEATURE_* the module needs (validate.h) */
     uint64_t shared_bytes;               /* its Workgroup variables (validate.h) */

@@ -116,7 +116,9 @@ typedef struct push_block {
 } push_block;
 
 /* Big domains exceed maxComputeWorkGroupCount: run them as several
- * dispatches, each told its first invocation through the push constants. */
+ * dispatches, each told its first invocation through the push constants.
+ * Everything is in the domain's order but the group counts, which go to
+ * the dispatch's dimensions under the subkernel's walk. */
 static void record_box(VkCommandBuffer cb, const hpl__subkernel *s, const uint64_t whole[3])
 {
     const hpl__device *d = s->device;
@@ -127,7 +129,7 @@ static void record_box(VkCommandBuffer cb, const hpl__subkernel *s, const uint64
         push.offset[i] = (uint32_t)s->offset[i];
         push.global[i] = (uint32_t)whole[i];
         groups[i] = (s->global[i] + s->local[i] - 1) / s->local[i];
-        step[i] = d->props.limits.maxComputeWorkGroupCount[i];
+        step[i] = d->props.limits.maxComputeWorkGroupCount[hpl__walk_dim(s->walk, i)];
     }
     for (uint64_t z = 0; z < groups[2]; z += step[2]) {
         for (uint64_t y = 0; y < groups[1]; y += step[1]) {
@@ -135,9 +137,12 @@ static void record_box(VkCommandBuffer cb, const hpl__subkernel *s, const uint64
                 push.base[0] = (uint32_t)(x * s->local[0]);
                 push.base[1] = (uint32_t)(y * s->local[1]);
                 push.base[2] = (uint32_t)(z * s->local[2]);
+                uint32_t count[3] = {(uint32_t)HPL__MIN(step[0], groups[0] - x),
+                                     (uint32_t)HPL__MIN(step[1], groups[1] - y),
+                                     (uint32_t)HPL__MIN(step[2], groups[2] - z)};
+                int w = s->walk;
                 vkCmdPushConstants(cb, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
-                vkCmdDispatch(cb, (uint32_t)HPL__MIN(step[0], groups[0] - x), (uint32_t)HPL__MIN(step[1], groups[1] - y),
-                              (uint32_t)HPL__MIN(step[2], groups[2] - z));
+                vkCmdDispatch(cb, count[hpl__walk_dim(w, 0)], count[hpl__walk_dim(w, 1)], count[hpl__walk_dim(w, 2)]);
             }
         }
     }

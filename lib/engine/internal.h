@@ -272,7 +272,8 @@ typedef struct hpl__view {
 
 typedef struct hpl__pipeline {
     int device;
-    uint32_t local[3];
+    uint32_t local[3]; /* in the dispatch's order */
+    int walk;
     VkPipeline pipeline;
 } hpl__pipeline;
 
@@ -686,7 +687,10 @@ int hpl__exchange_plan(hpl_context *ctx, hpl__array *root, hpl__transfer_plan *p
 /* kernel.c */
 int hpl__kernel_get(hpl_context *ctx, hpl_kernel handle, hpl__kernel **out);
 const hpl__variant *hpl__kernel_variant_for(const hpl__kernel *k, const hpl__device *d);
-int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], VkPipeline *out);
+/* The variant's pipeline on d for a local size (in the dispatch's order) and
+ * walk (hplvk.glsl's hplvk_walk; 0 unless the variant is walkable). */
+int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], int walk,
+                      VkPipeline *out);
 void hpl__kernel_destroy_all(hpl_context *ctx);
 /* Frees the plans left on the context (plan.c). */
 void hpl__plans_destroy_all(hpl_context *ctx);

@@ -32,7 +32,8 @@ typedef struct hpl__subkernel {
     const hpl_arg *args;     /* NULL: the eval's; else its own (a plan's runner) */
     uint64_t global[3]; /* its domain */
     uint64_t offset[3]; /* where its domain starts in the whole eval's */
-    uint32_t local[3];
+    uint32_t local[3];  /* in the domain's order */
+    int walk;           /* hplvk.glsl's hplvk_walk: the dispatch swaps dimension 0 with this one */
     VkPipeline pipeline;
     /* One phase of a halos-first eval (dispatch.c): it runs `row_ranges`
      * ranges rows[i] = [lo, hi) of dimension rows_dim of the whole domain,
@@ -43,6 +44,13 @@ typedef struct hpl__subkernel {
     hpl__arg_view views[HPL__MAX_ARGS];
     hpl__op op;
 } hpl__subkernel;
+
+/* The dispatch's dimension that runs the domain's dimension i under walk
+ * (and the domain's dimension a dispatch's dimension runs: a swap). */
+static inline int hpl__walk_dim(int walk, int i)
+{
+    return i == 0 ? walk : i == walk ? 0 : i;
+}
 
 /* ---- dispatch.c: running ---------------------------------------------------- */
 
