@@ -351,10 +351,10 @@ static bool parse(int argc, char **argv, const hpl_device_info *info, config *cf
     cfg->validation = bench_validation_env();
     cfg->max_mib = cfg->validation ? 1 : (info->type & HPL_DEVICE_GPU) ? 1024 : 64;
     cfg->rounds = cfg->validation ? 1 : 5;
-    if (argc > 1)
-        cfg->max_mib = strtoull(argv[1], NULL, 0);
-    if (argc > 2)
-        cfg->rounds = atoi(argv[2]);
+    if (argc > 1 && !sample_arg_u64("max_mib", argv[1], UINT64_MAX, &cfg->max_mib))
+        return false;
+    if (argc > 2 && !sample_arg_int("rounds", argv[2], &cfg->rounds))
+        return false;
     return argc <= 3 && cfg->max_mib >= 1 && cfg->rounds >= 1 && cfg->rounds <= 1000;
 }
 

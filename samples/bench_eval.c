@@ -450,16 +450,12 @@ int main(int argc, char **argv)
         cfg.evals = 100;
         cfg.rounds = 1;
     }
-    if (argc > 1)
-        cfg.n = strtoull(argv[1], NULL, 0);
-    if (argc > 2)
-        cfg.evals = atoi(argv[2]);
-    if (argc > 3)
-        cfg.lat_iters = atoi(argv[3]);
-    if (argc > 4)
-        cfg.rounds = atoi(argv[4]);
-    if (argc > 5 || cfg.n == 0 || cfg.n > UINT32_MAX || cfg.evals < 1 || cfg.lat_iters < 1 || cfg.rounds < 1 ||
-        cfg.rounds > 1000) {
+    bool numbers = (argc <= 1 || sample_arg_u64("n", argv[1], UINT64_MAX, &cfg.n)) &&
+                   (argc <= 2 || sample_arg_int("evals", argv[2], &cfg.evals)) &&
+                   (argc <= 3 || sample_arg_int("latency_iters", argv[3], &cfg.lat_iters)) &&
+                   (argc <= 4 || sample_arg_int("rounds", argv[4], &cfg.rounds));
+    if (!numbers || argc > 5 || cfg.n == 0 || cfg.n > UINT32_MAX || cfg.evals < 1 || cfg.lat_iters < 1 ||
+        cfg.rounds < 1 || cfg.rounds > 1000) {
         fprintf(stderr, "usage: %s [n [evals [latency_iters [rounds]]]]\n", argv[0]);
         return 2;
     }

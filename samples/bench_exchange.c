@@ -1285,12 +1285,12 @@ static bool parse(int argc, char **argv, const hpl_device_info *info, config *cf
     cfg->max_mib = cfg->validation ? 1 : (info->type & HPL_DEVICE_GPU) ? 1024 : 64;
     cfg->rounds = cfg->validation ? 1 : 5;
     cfg->steps = cfg->validation ? 10 : 200;
-    if (argc > 1)
-        cfg->max_mib = strtoull(argv[1], NULL, 0);
-    if (argc > 2)
-        cfg->rounds = atoi(argv[2]);
-    if (argc > 3)
-        cfg->steps = atoi(argv[3]);
+    if (argc > 1 && !sample_arg_u64("max_mib", argv[1], UINT64_MAX, &cfg->max_mib))
+        return false;
+    if (argc > 2 && !sample_arg_int("rounds", argv[2], &cfg->rounds))
+        return false;
+    if (argc > 3 && !sample_arg_int("steps", argv[3], &cfg->steps))
+        return false;
     return argc <= 4 && cfg->max_mib >= 1 && cfg->rounds >= 1 && cfg->rounds <= 1000 && cfg->steps >= 1;
 }
 

@@ -290,14 +290,16 @@ static bool parse(int argc, char **argv, const hpl_device_info *info, config *cf
     cfg->chunks = cfg->validation ? 4 : 16;
     cfg->rounds = cfg->validation ? 1 : 5;
     cfg->iters = cfg->validation ? 8 : 0;
-    if (argc > 1)
-        cfg->mib = strtoull(argv[1], NULL, 0);
-    if (argc > 2)
-        cfg->chunks = atoi(argv[2]);
-    if (argc > 3)
-        cfg->rounds = atoi(argv[3]);
-    if (argc > 4)
-        cfg->iters = (uint32_t)strtoul(argv[4], NULL, 0);
+    uint64_t iters = cfg->iters;
+    if (argc > 1 && !sample_arg_u64("mib", argv[1], UINT64_MAX, &cfg->mib))
+        return false;
+    if (argc > 2 && !sample_arg_int("chunks", argv[2], &cfg->chunks))
+        return false;
+    if (argc > 3 && !sample_arg_int("rounds", argv[3], &cfg->rounds))
+        return false;
+    if (argc > 4 && !sample_arg_u64("iters", argv[4], UINT32_MAX, &iters))
+        return false;
+    cfg->iters = (uint32_t)iters;
     return argc <= 5 && cfg->mib >= 1 && cfg->mib <= (UINT32_MAX / 4 >> 20) && cfg->chunks >= 1 &&
            (uint64_t)cfg->chunks <= (cfg->mib << 20) / 4 && cfg->rounds >= 1 && cfg->rounds <= 1000;
 }

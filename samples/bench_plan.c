@@ -478,10 +478,13 @@ static bool choose_tiles(bench *bn, const int *devices)
 
 int main(int argc, char **argv)
 {
-    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 128;
-    int evals = argc > 2 ? atoi(argv[2]) : 4;
-    double alone_ms = argc > 3 ? strtod(argv[3], NULL) : 1000.0;
-    if (argc > 4 || n < 3 || n > MAX_N || evals < 1 || evals > 100000 || !(alone_ms > 0)) {
+    uint64_t n = 128;
+    int evals = 4;
+    double alone_ms = 1000.0;
+    bool numbers = (argc <= 1 || sample_arg_u64("n", argv[1], UINT64_MAX, &n)) &&
+                   (argc <= 2 || sample_arg_int("evals", argv[2], &evals)) &&
+                   (argc <= 3 || sample_arg_double("alone_ms", argv[3], &alone_ms));
+    if (!numbers || argc > 4 || n < 3 || n > MAX_N || evals < 1 || evals > 100000 || !(alone_ms > 0)) {
         fprintf(stderr, "usage: bench_plan [n (3..%d) [evals (>= 1) [alone_ms (> 0)]]]\n", MAX_N);
         return 2;
     }

@@ -409,11 +409,11 @@ static bool parse_args(int argc, char **argv, config *cfg)
         fprintf(stderr, SAMPLE_NAME ": too many arguments\n");
         return false;
     }
-    if (argc > 1 && !sample_parse_u64(argv[1], 1, MAX_N, &cfg->n)) {
+    if (argc > 1 && !sample_parse_u64_range(argv[1], 1, MAX_N, &cfg->n)) {
         fprintf(stderr, SAMPLE_NAME ": n must be a whole number from 1 to %u, not \"%s\"\n", MAX_N, argv[1]);
         return false;
     }
-    if (argc > 2 && !sample_parse_u64(argv[2], 1, MAX_ROUNDS, &cfg->rounds)) {
+    if (argc > 2 && !sample_parse_u64_range(argv[2], 1, MAX_ROUNDS, &cfg->rounds)) {
         fprintf(stderr, SAMPLE_NAME ": rounds must be a whole number from 1 to %u, not \"%s\"\n", MAX_ROUNDS,
                 argv[2]);
         return false;

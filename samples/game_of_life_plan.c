@@ -232,14 +232,16 @@ static bool parse_args(int argc, char **argv, life_size *sz, hpl_balance *balanc
     *sz = (life_size){256, 256, 40, 300000000};
     *balance = HPL_BALANCE_NONE;
     uint64_t *v[3] = {&sz->rows, &sz->cols, &sz->steps};
+    static const char *const names[3] = {"rows", "cols", "steps"};
     if (argc > 6)
         return false;
     for (int i = 1; i < argc && i <= 3; i++)
-        *v[i - 1] = strtoull(argv[i], NULL, 0);
+        if (!sample_arg_u64(names[i - 1], argv[i], UINT64_MAX, v[i - 1]))
+            return false;
     if (argc >= 5 && !sample_parse_balance(argv[4], strlen(argv[4]), balance))
         return false;
-    if (argc == 6)
-        sz->host_budget = strtoull(argv[5], NULL, 0);
+    if (argc == 6 && !sample_arg_u64("host_budget", argv[5], UINT64_MAX, &sz->host_budget))
+        return false;
     /* Three rows and columns for one interior cell; two steps for one
      * first step and at least one timed. */
     return sz->rows >= 3 && sz->cols >= 3 && sz->steps >= 2;

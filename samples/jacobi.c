@@ -196,10 +196,12 @@ static bool parse_size(int argc, char **argv, grid_size *sz)
 {
     *sz = (grid_size){512, 512, 100, 300000000};
     uint64_t *v[4] = {&sz->rows, &sz->cols, &sz->steps, &sz->host_budget};
+    static const char *const names[4] = {"rows", "cols", "steps", "host_budget"};
     if (argc > 5)
         return false;
     for (int i = 1; i < argc; i++)
-        *v[i - 1] = strtoull(argv[i], NULL, 0);
+        if (!sample_arg_u64(names[i - 1], argv[i], UINT64_MAX, v[i - 1]))
+            return false;
     /* Three rows and columns for one interior cell; two steps for one
      * warm-up step and at least one timed. */
     return sz->rows >= 3 && sz->cols >= 3 && sz->steps >= 2;

@@ -19,6 +19,8 @@
 #error "define SAMPLE_NAME before including life_host.h"
 #endif
 
+#include "sample_args.h" /* no hplvk either: the twin's arguments too */
+
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -61,17 +63,20 @@ static inline size_t life_bytes(life_size sz)
     return sz.rows * sz.cols * sizeof(int32_t);
 }
 
-/* [rows [cols [steps [host_budget]]]], default 512 512 100 3e8. False,
+/* [rows [cols [steps [host_budget]]]], default 512 512 100 3e8, each a
+ * whole number as sample_parse_u64 reads it ("3e8" is 300000000). False,
  * after the usage message, when they do not make a run. */
 static inline bool life_parse_size(int argc, char **argv, life_size *sz)
 {
     *sz = (life_size){512, 512, 100, 300000000};
     uint64_t *v[4] = {&sz->rows, &sz->cols, &sz->steps, &sz->host_budget};
-    for (int i = 1; i < argc && i <= 4; i++)
-        *v[i - 1] = strtoull(argv[i], NULL, 0);
+    static const char *const names[4] = {"rows", "cols", "steps", "host_budget"};
+    bool numbers = argc <= 5;
+    for (int i = 1; numbers && i < argc; i++)
+        numbers = sample_arg_u64(names[i - 1], argv[i], UINT64_MAX, v[i - 1]);
     /* Three rows and columns for one interior cell; two steps for one
      * warm-up step and at least one timed. */
-    if (argc <= 5 && sz->rows >= 3 && sz->cols >= 3 && sz->steps >= 2)
+    if (numbers && sz->rows >= 3 && sz->cols >= 3 && sz->steps >= 2)
         return true;
     fprintf(stderr, "usage: %s [rows >= 3 [cols >= 3 [steps >= 2 [host_budget]]]]\n", argv[0]);
     return false;

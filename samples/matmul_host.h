@@ -33,6 +33,8 @@
 #error "define SAMPLE_NAME before including matmul_host.h"
 #endif
 
+#include "sample_args.h" /* no hplvk either: the twin's arguments too */
+
 #include <float.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -320,8 +322,17 @@ static inline bool mm_choose_tiles(uint32_t max_invocations, mm_tiles *out)
     const char *env = getenv("MATMUL_TILES");
     if (env && *env) {
         mm_tiles t = {0};
-        int got = sscanf(env, "%u,%u,%u,%u,%u", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn);
-        if (got != 5 || !mm_tiles_valid(t, max_invocations)) {
+        unsigned *field[5] = {&t.bm, &t.bn, &t.bk, &t.tm, &t.tn};
+        const char *at = env;
+        bool numbers = true;
+        for (int i = 0; i < 5 && numbers; i++) { /* five whole numbers, a comma between two */
+            size_t len = strcspn(at, ",");
+            uint64_t v = 0;
+            numbers = sample_parse_u64_n(at, len, &v) && v <= UINT_MAX && (at[len] == '\0') == (i == 4);
+            *field[i] = (unsigned)v;
+            at += len + (i < 4);
+        }
+        if (!numbers || !mm_tiles_valid(t, max_invocations)) {
             fprintf(stderr, SAMPLE_NAME ": MATMUL_TILES=\"%s\" is not a valid BM,BN,BK,TM,TN\n", env);
             return false;
         }
@@ -365,8 +376,10 @@ static inline bool mm_parse_args(int argc, char **argv, mm_problem *p)
 {
     uint64_t v[4] = {0}, m = 256, n = 256, k = 256;
     p->reps = 3;
-    for (int i = 1; i < argc && i <= 4; i++)
-        v[i - 1] = strtoull(argv[i], NULL, 0);
+    const char *names[4] = {argc <= 3 ? "n" : "M", argc <= 3 ? "reps" : "N", "K", "reps"};
+    bool numbers = argc <= 5;
+    for (int i = 1; numbers && i < argc; i++)
+        numbers = sample_arg_u64(names[i - 1], argv[i], UINT64_MAX, &v[i - 1]);
     if (argc == 2 || argc == 3)
         m = n = k = v[0];
     if (argc == 4 || argc == 5)
@@ -375,7 +388,7 @@ static inline bool mm_parse_args(int argc, char **argv, mm_problem *p)
         p->reps = v[argc - 2] > 1000000 ? 1000000 : (int)v[argc - 2];
     p->size = (mm_size){(uint32_t)m, (uint32_t)n, (uint32_t)k};
     const double most = UINT32_MAX;
-    bool ok = argc <= 5 && m && n && k && p->reps > 0 && (double)m * (double)k <= most &&
+    bool ok = numbers && m && n && k && p->reps > 0 && (double)m * (double)k <= most &&
               (double)k * (double)n <= most && (double)m * (double)n <= most;
     if (!ok)
         fprintf(stderr, "usage: %s [n [reps]] | M N K [reps] (each matrix below 2^32 elements)\n", argv[0]);

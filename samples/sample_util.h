@@ -2,7 +2,8 @@
  * sample_util.h — what every sample repeats: a log callback that counts
  * error messages (validation on, each message of the layer is one), the
  * device list of the RESULT line, a clock, a check macro, the default
- * devices of a multi-device eval and the halo statistics of a stencil.
+ * devices of a multi-device eval and the halo statistics of a stencil;
+ * through sample_args.h, the parsers of numeric arguments.
  *
  * Header-only (static functions) so that each sample stays one file to
  * build. Define SAMPLE_NAME (the program's name, for messages) and
@@ -17,6 +18,8 @@
 #endif
 
 #include <hplvk.h>
+
+#include "sample_args.h" /* the numbers of the command line */
 
 #include <ctype.h>
 #include <errno.h>
@@ -139,20 +142,6 @@ static inline bool sample_part_rows(uint64_t rows, int devices, int index, uint6
     uint64_t i = (uint64_t)index, base = rows / parts, extra = rows % parts;
     *lo = i * base + (i < extra ? i : extra);
     *hi = *lo + base + (i < extra ? 1 : 0);
-    return true;
-}
-
-/* A decimal number in [lo, hi], digits only (strtoull would take "-1"). */
-static inline bool sample_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    if (!isdigit((unsigned char)s[0]))
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return false;
-    *out = v;
     return true;
 }
 

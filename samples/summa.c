@@ -472,11 +472,11 @@ static bool parse_args(int argc, char **argv, summa_size *sz)
         fprintf(stderr, SAMPLE_NAME ": too many arguments\n");
         return false;
     }
-    if (argc > 1 && !sample_parse_u64(argv[1], 1, SUMMA_MAX_N, &sz->n)) {
+    if (argc > 1 && !sample_parse_u64_range(argv[1], 1, SUMMA_MAX_N, &sz->n)) {
         fprintf(stderr, SAMPLE_NAME ": n must be a whole number from 1 to %u, not \"%s\"\n", SUMMA_MAX_N, argv[1]);
         return false;
     }
-    if (argc > 2 && !sample_parse_u64(argv[2], 1, sz->n, &sz->kb)) {
+    if (argc > 2 && !sample_parse_u64_range(argv[2], 1, sz->n, &sz->kb)) {
         fprintf(stderr, SAMPLE_NAME ": kb must be a whole number from 1 to n = %" PRIu64 ", not \"%s\"\n", sz->n,
                 argv[2]);
         return false;

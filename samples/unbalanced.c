@@ -388,19 +388,27 @@ static bool run_all(const bench_args *ba, char *devnames, size_t cap, bench_tota
 
 /* ---- arguments ------------------------------------------------------------------ */
 
-/* "0,50,100" -> percentages. */
+/* "0,50,100" -> percentages, whole numbers from 0 to 100; false after a
+ * message. */
 static bool parse_x(const char *s, bench_args *ba)
 {
     ba->nx = 0;
-    while (*s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 0 || v > 100 || ba->nx == MAX_X || (*end && *end != ','))
-            return false;
-        ba->x[ba->nx++] = (int)v;
-        s = *end ? end + 1 : end;
-    }
-    return ba->nx > 0;
+    for (const char *p = s;; p++)
+        if (*p == ',' || !*p) {
+            uint64_t v;
+            if (!sample_parse_u64_n(s, (size_t)(p - s), &v) || v > 100) {
+                fprintf(stderr, SAMPLE_NAME ": x '%.*s' is not a whole number from 0 to 100\n", (int)(p - s), s);
+                return false;
+            }
+            if (ba->nx == MAX_X) {
+                fprintf(stderr, SAMPLE_NAME ": more than %d x values\n", MAX_X);
+                return false;
+            }
+            ba->x[ba->nx++] = (int)v;
+            if (!*p)
+                return true;
+            s = p + 1;
+        }
 }
 
 /* One name of a comma list (NONE is no balancer to race). */
@@ -438,14 +446,14 @@ static bool parse_args(int argc, char **argv, bench_args *ba)
         ba->use[k] = true;
     if (argc > 6)
         return false;
-    if (argc > 1)
-        ba->rows = strtoull(argv[1], NULL, 0);
-    if (argc > 2)
-        ba->cols = strtoull(argv[2], NULL, 0);
+    if (argc > 1 && !sample_arg_u64("rows", argv[1], UINT64_MAX, &ba->rows))
+        return false;
+    if (argc > 2 && !sample_arg_u64("cols", argv[2], UINT64_MAX, &ba->cols))
+        return false;
     if (argc > 3 && !parse_x(argv[3], ba))
         return false;
-    if (argc > 4)
-        ba->reps = atoi(argv[4]);
+    if (argc > 4 && !sample_arg_int("reps", argv[4], &ba->reps))
+        return false;
     if (argc > 5 && !parse_balancers(argv[5], ba))
         return false;
     return ba->rows >= 1 && ba->cols >= 1 && ba->reps >= 1 && ba->reps <= MAX_REPS;

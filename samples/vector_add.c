@@ -40,8 +40,7 @@ int main(int argc, char **argv)
 {
     uint64_t n = 1u << 22;
     if (argc > 1) {
-        n = strtoull(argv[1], NULL, 0);
-        if (n == 0) {
+        if (!sample_arg_u64("n", argv[1], UINT64_MAX, &n) || n == 0) {
             fprintf(stderr, "usage: %s [n]\n", argv[0]);
             return 2;
         }

@@ -179,10 +179,10 @@ static int run(const wave *w, char *devnames, double *ms)
 static bool parse_args(int argc, char **argv, wave *w)
 {
     uint64_t *v[3] = {&w->n, &w->steps, &w->every};
+    static const char *const names[3] = {"N", "T", "sample_every"};
     *w = (wave){.n = 256, .steps = 400};
-    char extra; /* anything after the digits */
     for (int i = 1; i < argc && i < 4; i++)
-        if (argv[i][0] == '-' || sscanf(argv[i], "%9" SCNu64 "%c", v[i - 1], &extra) != 1)
+        if (!sample_arg_u64(names[i - 1], argv[i], UINT64_MAX, v[i - 1]))
             return false;
     return argc <= 5 && w->n >= 1 && w->n <= 1 << 15 && w->steps >= 1 && w->steps <= 1 << 20;
 }
