@@ -38,24 +38,25 @@
 #include "life_host.h"
 
 /* life_host.h's kernel on plain GLSL: the grids are two storage buffers,
- * their size a push constant. The local size is the one hplvk chooses for a
- * 2-D domain (2 x 128: a subgroup reads consecutive cells of a row), so both
- * run the same workgroups; the kernel's bounds check returns the
- * invocations past the grid's edge. */
+ * their size a push constant. The workgroups are the ones hplvk runs for a
+ * 2-D domain: 2 rows x 128 columns, with the dispatch's x along the columns
+ * (its fastest-starting dimension: the GPU walks the grid row by row, and a
+ * subgroup reads 32 consecutive cells of a row); the kernel's bounds check
+ * returns the invocations past the grid's edge. */
 static const char *life_src =
     "#version 450\n"
-    "layout(local_size_x = 2, local_size_y = 128) in;\n"
+    "layout(local_size_x = 128, local_size_y = 2) in;\n"
     "layout(std430, set = 0, binding = 0) readonly buffer Src { int src[]; };\n"
     "layout(std430, set = 0, binding = 1) writeonly buffer Dst { int dst[]; };\n"
     "layout(push_constant) uniform Size { uint rows; uint cols; } size;\n"
     "#define ROWS size.rows\n"
     "#define COLS size.cols\n"
-    "#define CELL gl_GlobalInvocationID.xy\n"
+    "#define CELL gl_GlobalInvocationID.yx\n"
     "#define SRC(r, c) src[(r) * size.cols + (c)]\n"
     "#define DST(r, c) dst[(r) * size.cols + (c)]\n" LIFE_KERNEL_MAIN;
 
-#define LOCAL_ROWS 2u   /* the kernel's local_size_x */
-#define LOCAL_COLS 128u /* and local_size_y */
+#define LOCAL_COLS 128u /* the kernel's local_size_x */
+#define LOCAL_ROWS 2u   /* and local_size_y */
 
 /* In functions returning bool: report a failing Vulkan call and return false. */
 #define VK_TRY(call)                                                                                         \
@@ -204,8 +205,8 @@ static bool fits_device(const twin *t, life_size sz)
 {
     const VkPhysicalDeviceLimits *lim = &t->props.limits;
     bool ok = sz.rows * sz.cols <= UINT32_MAX && t->bytes <= lim->maxStorageBufferRange &&
-              (sz.rows + LOCAL_ROWS - 1) / LOCAL_ROWS <= lim->maxComputeWorkGroupCount[0] &&
-              (sz.cols + LOCAL_COLS - 1) / LOCAL_COLS <= lim->maxComputeWorkGroupCount[1];
+              (sz.cols + LOCAL_COLS - 1) / LOCAL_COLS <= lim->maxComputeWorkGroupCount[0] &&
+              (sz.rows + LOCAL_ROWS - 1) / LOCAL_ROWS <= lim->maxComputeWorkGroupCount[1];
     if (!ok)
         fprintf(stderr, SAMPLE_NAME ": a %" PRIu64 " x %" PRIu64 " grid is past %s's limits\n", sz.rows, sz.cols,
                 t->props.deviceName);
@@ -457,7 +458,7 @@ static void record_steps(twin *t, life_size sz, uint64_t first, uint64_t last)
                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         vkCmdBindDescriptorSets(t->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, t->pipeline_layout, 0, 1, &t->sets[s % 2], 0,
                                 NULL);
-        vkCmdDispatch(t->cmd, (size[0] + LOCAL_ROWS - 1) / LOCAL_ROWS, (size[1] + LOCAL_COLS - 1) / LOCAL_COLS, 1);
+        vkCmdDispatch(t->cmd, (size[1] + LOCAL_COLS - 1) / LOCAL_COLS, (size[0] + LOCAL_ROWS - 1) / LOCAL_ROWS, 1);
     }
 }
 
