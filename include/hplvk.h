@@ -253,6 +253,14 @@ typedef struct hpl_device_info {
     uint32_t max_workgroup_invocations;
     uint32_t max_workgroup_count[3];
     uint32_t subgroup_size;
+    /* 0, or about how many loop iterations an invocation of a kernel runs
+     * before the driver ends its loops early, without a word: 65535 on
+     * Lavapipe (llvmpipe), counting every loop of the invocation together
+     * (a loop of 200000 runs 65535 and the kernel goes on with wrong
+     * values; nesting loops does not help). A kernel for such a device
+     * gives each invocation less work: more invocations, or several
+     * evals. */
+    uint32_t max_loop_iterations;
     bool float64, int64;           /* double / 64-bit integer arrays usable */
     bool host_import;              /* VK_EXT_external_memory_host: transfers DMA from host arrays
                                     * (else, or under HPLVK_HOST_IMPORT=0, they are staged:

@@ -40,8 +40,19 @@ static bool has_extension(VkPhysicalDevice pd, const char *name)
     return found;
 }
 
+/* About how many loop iterations an invocation runs before the driver
+ * ends its loops early (0: no limit known). llvmpipe (Lavapipe) counts
+ * every loop of an invocation against one budget of 65535 and leaves them
+ * silently when it runs out (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS;
+ * tests/test_loop_limit checks it). */
+static uint32_t loop_limit(const VkPhysicalDeviceDriverProperties *driver)
+{
+    return driver->driverID == VK_DRIVER_ID_MESA_LLVMPIPE ? 65535u : 0u;
+}
+
 void hpl__physical_info(VkPhysicalDevice pd, uint32_t index, hpl_device_info *out)
 {
+    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceMaintenance4Properties m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES,
                                                  .pNext = &subgroup};
@@ -52,6 +63,8 @@ void hpl__physical_info(VkPhysicalDevice pd, uint32_t index, hpl_device_info *ou
     bool has_m4 = props.properties.apiVersion >= VK_API_VERSION_1_3 || has_extension(pd, "VK_KHR_maintenance4");
     if (!has_m4)
         m3.pNext = &subgroup;
+    if (props.properties.apiVersion >= VK_API_VERSION_1_2 || has_extension(pd, "VK_KHR_driver_properties"))
+        subgroup.pNext = &driver;
     vkGetPhysicalDeviceProperties2(pd, &props);
     const VkPhysicalDeviceLimits *lim = &props.properties.limits;
 
@@ -94,6 +107,7 @@ void hpl__physical_info(VkPhysicalDevice pd, uint32_t index, hpl_device_info *ou
     for (int i = 0; i < 3; i++)
         out->max_workgroup_count[i] = lim->maxComputeWorkGroupCount[i];
     out->subgroup_size = subgroup.subgroupSize;
+    out->max_loop_iterations = loop_limit(&driver);
     out->float64 = features.shaderFloat64;
     out->int64 = features.shaderInt64;
     out->host_import = has_extension(pd, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
