@@ -26,11 +26,12 @@ enum {
     HPL__ARRAY_FIELDS
 };
 
-/* Byte offsets of an array argument's fields inside the argument block. */
 /* The prelude's specialization constant for the order in which a dispatch
- * walks the domain (hplvk.glsl's hplvk_walk). */
+ * walks the domain: hplvk.glsl's hplvk_walk, constant_id 1000 there too
+ * (unit_walk fails if the two part). */
 #define HPL__WALK_SPEC_ID 1000
 
+/* Byte offsets of an array argument's fields inside the argument block. */
 typedef struct hpl__array_layout {
     uint32_t field[HPL__ARRAY_FIELDS];
 } hpl__array_layout;
