@@ -20,6 +20,7 @@
 #endif
 
 #include "sample_args.h" /* no hplvk either: the twin's arguments too */
+#include "sample_warm.h" /* and its warm-up */
 
 #include <inttypes.h>
 #include <stdbool.h>
