@@ -3,7 +3,8 @@
  * last extended dimension becomes the dispatch's x. Checked here:
  *   - reflection: a kernel that reads gl_LocalInvocationID,
  *     gl_LocalInvocationIndex, gl_WorkGroupID, gl_NumWorkGroups or
- *     gl_WorkGroupSize is not walkable; one that reads none is;
+ *     gl_WorkGroupSize is not walkable, nor one without the prelude that
+ *     has a constant of the walk's id; one that reads none is;
  *   - which pipeline an eval gets: walk 1 for a 2-D domain, 2 for a 3-D one,
  *     with the local size swapped to the dispatch's order; none for a 1-D
  *     domain, a short last dimension, a given or declared local size, or a
@@ -42,6 +43,13 @@ static const struct {
     {"gl_NumWorkGroups", POSITION_SRC("gl_NumWorkGroups.x > 1u << 30 ? 1u : 0u"), false},
     {"gl_WorkGroupSize", POSITION_SRC("gl_WorkGroupSize.x > 4096u ? 1u : 0u"), false},
     {"a declared local size", POSITION_SRC_LAYOUT("layout(local_size_x = 4, local_size_y = 32) in;\n", "0u"), true},
+    /* No prelude: its own constant 1000 is not the walk, which nothing would undo. */
+    {"no prelude, a constant of id 1000",
+     "layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\n"
+     "layout(constant_id = 1000) const uint mine = 0u;\n"
+     "shared uint s;\n"
+     "void main() { s = mine; }\n",
+     false},
 };
 
 static const hpl__variant *variant_of(hpl_context *ctx, hpl_kernel k)

@@ -507,7 +507,8 @@ static uint32_t workgroup_size_id(const uint32_t *spirv, size_t words)
 
 /* Whether the library may swap the dispatch's dimensions (hplvk.glsl's
  * hplvk_walk): the module has the prelude's walk constant, a 32-bit
- * unsigned scalar, and reads nothing that tells a workgroup's shape or
+ * unsigned scalar of that name (a module's own constant 1000 is not it),
+ * and reads nothing that tells a workgroup's shape or
  * place (that would see the swap): no gl_LocalInvocationID,
  * gl_LocalInvocationIndex, gl_WorkGroupID or gl_NumWorkGroups, and no use
  * of gl_WorkGroupSize (glslang declares that one in every module whose
@@ -525,8 +526,9 @@ static int reflect_walk(reflect_state *st, const uint32_t *spirv, size_t words, 
             continue;
         spvc_constant c = spvc_compiler_get_constant_handle(comp, sc[i].id);
         spvc_type t = c ? spvc_compiler_get_type_handle(comp, spvc_constant_get_type(c)) : NULL;
+        const char *name = spvc_compiler_get_name(comp, sc[i].id);
         has_walk = t && spvc_type_get_basetype(t) == SPVC_BASETYPE_UINT32 && spvc_type_get_vector_size(t) == 1 &&
-                   spvc_type_get_columns(t) == 1;
+                   spvc_type_get_columns(t) == 1 && name && !strcmp(name, "hplvk_walk");
     }
     out->walkable = has_walk;
     if (!has_walk)
