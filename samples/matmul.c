@@ -16,7 +16,8 @@
  * hand-written Vulkan twin (twin_matmul.c): the tiled kernel and its tile
  * sets (MATMUL_TILES), the arguments, the fixed-seed inputs, the check of C
  * against a double-precision host product, and the RESULT line. One eval
- * warms up (compile, uploads); then `reps` evals (default 3) are each timed
+ * warms up (compile, uploads), again and again for 500 ms on a GPU
+ * (sample_warm.h); then `reps` evals (default 3) are each timed
  * with the wait for C, and the best is reported as GFLOP/s. C is read back
  * whole: the library gathers the parts.
  */
@@ -46,7 +47,9 @@ static int multiply(hpl_context *ctx, mm_tiles t, mm_problem *p)
     hpl_launch launch = sample_launch(ctx);
     launch.global[0] = sz.m;
     launch.global[1] = ((uint64_t)sz.n + t.bn - 1) / t.bn * (mm_tiles_threads(t) / t.bm);
-    for (int run = -1; run < p->reps; run++) {
+    bool gpu = sample_has_gpu(ctx);
+    double warm0 = mm_now_ms();
+    for (int run = -1; run < p->reps; run = mm_next_run(run, gpu, warm0)) {
         double t0 = mm_now_ms();
         SAMPLE_TRY(hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_part1(c, 0), hpl_part1(a, 0), hpl_arr(b))));
         SAMPLE_TRY(hpl_array_wait(ctx, c));

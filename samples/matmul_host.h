@@ -34,6 +34,7 @@
 #endif
 
 #include "sample_args.h" /* no hplvk either: the twin's arguments too */
+#include "sample_warm.h" /* and its warm-up */
 
 #include <float.h>
 #include <inttypes.h>
@@ -486,6 +487,14 @@ static inline double mm_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* After run `run` (-1: the warm-up), the next one's number: the warm-up
+ * again while a GPU has run it for less than SAMPLE_WARM_MS since warm0
+ * (sample_warm.h; a product overwrites C, so it changes nothing). */
+static inline int mm_next_run(int run, bool gpu, double warm0)
+{
+    return run == -1 && gpu && mm_now_ms() - warm0 < SAMPLE_WARM_MS ? -1 : run + 1;
 }
 
 /* Keeps the best of the timed runs 0 .. reps-1; run -1, the warm-up

@@ -469,7 +469,9 @@ static bool run_vulkan(vk_state *vk, mm_problem *p)
         !upload(vk, vk->a.buffer, p->a, mm_bytes(sz.m, sz.k)) ||
         !upload(vk, vk->b.buffer, p->b, mm_bytes(sz.k, sz.n)))
         return false;
-    for (int run = -1; run < p->reps; run++) {
+    bool gpu = vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    double warm0 = mm_now_ms();
+    for (int run = -1; run < p->reps; run = mm_next_run(run, gpu, warm0)) {
         double ms;
         if (!run_product(vk, sz, t, &ms))
             return false;
