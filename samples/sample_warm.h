@@ -9,7 +9,7 @@
  * sample on a GPU repeats a step that leaves its data as it found it (a
  * stencil's first: it reads the start and overwrites the other grid) in
  * batches, each twice the last until one takes SAMPLE_WARM_BATCH_MS, for
- * SAMPLE_WARM_MS in all. CPUs need none, but run one step of it, so that
+ * SAMPLE_WARM_MS in all; matmul repeats its untimed product. CPUs need none, but run one step of it, so that
  * the samples' checks on Lavapipe show that the step changes nothing.
  */
 #ifndef SAMPLE_WARM_H
