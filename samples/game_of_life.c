@@ -14,7 +14,8 @@
  * Each step is one eval, hpl_part1(src, 1), hpl_part1(dst, 1), the two
  * grids swapped every step: each device computes its rows, and the library
  * refreshes the halo rows a part reads from the neighbour that wrote them.
- * The first step warms up (compiles on every device, uploads the parts);
+ * The first step warms up (compiles on every device, uploads the parts;
+ * on a GPU it runs again for 500 ms: samples/sample_warm.h);
  * the other steps are timed up to the end of their work.
  *
  * The result must equal, bit for bit, the host's computation of the same

@@ -18,7 +18,8 @@
  * hpl_part1(src, 1), hpl_part1(dst, 1), the two grids swapped every step;
  * the library refreshes the halo rows each part reads.
  *
- * The first step warms up (compiles on every device, uploads the parts);
+ * The first step warms up (compiles on every device, uploads the parts;
+ * on a GPU it runs again for 500 ms: samples/sample_warm.h);
  * the other steps are timed up to the end of their work, and the bytes
  * moved during them are checked against two halo rows each way per
  * boundary between parts. The result must equal, bit for bit, the same
