@@ -49,7 +49,8 @@
 #           allocations: an array must fit one allocation of the device,
 #           which is 4 GiB on the H200 and for Lavapipe's imports of host
 #           memory): g1 and g1c (the CPU zero-copy, on the host's data).
-#           316 s measured: one call.
+#           364 s measured (2026-11-25, before bench_walk joined it with
+#           ~30 s): one call.
 #   h200x2  two H200s (the device kind nvidia-h200-x2, issue 18): each
 #           multi-device sample on one GPU and split over both at the same
 #           size (the speedup is the ratio of the two RESULT times), Game of
@@ -175,6 +176,7 @@ c1 120 jacobi 512 512 100
 c2 120 jacobi 299 301 60
 c1 120 wave_sim 256 200
 c2 120 wave_sim 301 120
+c1 120 bench_walk 256 256 4 1
 c1 120 ep W
 c2 120 ep S iterative
 c2 120 ep T auto_tune
@@ -201,6 +203,7 @@ g1 120 jacobi 2048 2048 200
 g1 300 jacobi 32000 32000 20
 g1 120 wave_sim 4096 400
 g1 200 wave_sim 16384 100
+g1 120 bench_walk
 g1 60 ep S
 g1 60 ep W
 g1 60 ep A
