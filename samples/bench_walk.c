@@ -9,9 +9,9 @@
  * rounds in one process.
  *
  *   bench_walk [rows [cols [steps [rounds]]]]
- *       default 30000 32000 100 3 on a GPU (two grids of 3.6 GiB, where an
- *       H200 ran the old order 3x slower), 512 512 10 2 otherwise, and
- *       256 256 4 1 under validation (HPLVK_VALIDATION=1)
+ *       default 30000 32000 100 3 when device 0 is a GPU (two grids of
+ *       3.6 GiB, where an H200 ran the old order 3x slower), 512 512 10 2
+ *       otherwise, and 256 256 4 1 under validation (HPLVK_VALIDATION=1)
  *
  * Each variant of a round starts from the same grid, runs step 0 (compile,
  * upload) and repeats it to warm a GPU up (sample_warm.h), then times steps
@@ -131,7 +131,9 @@ int main(int argc, char **argv)
         return 1;
     }
     bench b = {0};
-    if (!parse(argc, argv, sample_has_gpu(ctx), &b)) {
+    hpl_device_info info; /* the benchmark runs on device 0: its defaults too */
+    bool gpu = hpl_device_get_info(ctx, 0, &info) == HPL_OK && (info.type & HPL_DEVICE_GPU);
+    if (!parse(argc, argv, gpu, &b)) {
         fprintf(stderr, "usage: %s [rows >= 3 [cols >= 3 [steps >= 2 [rounds >= 1]]]] (rows, cols <= 65536)\n",
                 argv[0]);
         hpl_context_destroy(ctx);
