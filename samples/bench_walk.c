@@ -23,7 +23,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #define SAMPLE_NAME "bench_walk"
-#include "sample_util.h"
+#include "bench_vk.h" /* its medians and validation switch (and sample_util.h) */
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,24 +89,10 @@ static int run_variant(hpl_context *ctx, hpl_kernel k, const bench *b, const uin
     return hpl_array_read(ctx, g[b->steps % 2], b->got, b->rows * b->cols * sizeof(float));
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, uint64_t n)
-{
-    qsort(v, n, sizeof *v, compare_doubles);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static bool parse(int argc, char **argv, bool gpu, bench *b)
 {
-    bool validating = getenv("HPLVK_VALIDATION") && strcmp(getenv("HPLVK_VALIDATION"), "0") != 0 &&
-                      *getenv("HPLVK_VALIDATION");
     uint64_t def[4] = {512, 512, 10, 2};
-    if (validating)
+    if (bench_validation_env())
         memcpy(def, (uint64_t[4]){256, 256, 4, 1}, sizeof def);
     else if (gpu)
         memcpy(def, (uint64_t[4]){30000, 32000, 100, 3}, sizeof def);
@@ -182,7 +168,7 @@ int main(int argc, char **argv)
     }
     double med[2] = {0, 0};
     for (int v = 0; ok && v < 2; v++) {
-        med[v] = median(ms[v], b.rounds);
+        med[v] = bench_stats(ms[v], (int)b.rounds).median;
         printf("%-34s median %.4f ms a step (%" PRIu64 " round%s)\n", names[v], med[v], b.rounds,
                b.rounds == 1 ? "" : "s");
     }

@@ -139,16 +139,24 @@ static int domain_of(const hpl_launch *launch, const hpl__reflection *r, const h
  * on an H200's stencils, samples/RESULTS.md); the rest is given out by
  * doubling the dimensions the domain extends in (round-robin, x first).
  * {1, 3000000} gets {1, 256}, a square {2, 128}, a cube {2, 2, 64}. */
+/* The domain's last dimension that extends (more than one position); 0
+ * for a point. Row-major arrays are contiguous along it. */
+static int last_extended(const uint64_t global[3])
+{
+    int inner = 0;
+    for (int i = 0; i < 3; i++)
+        if (global[i] > 1)
+            inner = i;
+    return inner;
+}
+
 static void choose_local(const hpl__device *d, const uint64_t global[3], uint32_t local[3])
 {
     const VkPhysicalDeviceLimits *lim = &d->props.limits;
     uint32_t budget = HPL__MIN(256u, lim->maxComputeWorkGroupInvocations);
     uint32_t total = 1;
     local[0] = local[1] = local[2] = 1;
-    int inner = 0;
-    for (int i = 0; i < 3; i++)
-        if (global[i] > 1)
-            inner = i;
+    int inner = last_extended(global);
     while (total * 2 <= HPL__MIN(budget, 64u) && local[inner] < global[inner] &&
            local[inner] * 2 <= lim->maxComputeWorkGroupSize[inner]) {
         local[inner] *= 2;
@@ -176,10 +184,7 @@ static void choose_local(const hpl__device *d, const uint64_t global[3], uint32_
  * swapped local size fits the device. */
 static int walk_of(const hpl__reflection *r, const hpl__device *d, const uint64_t global[3], const uint32_t local[3])
 {
-    int inner = 0;
-    for (int i = 0; i < 3; i++)
-        if (global[i] > 1)
-            inner = i;
+    int inner = last_extended(global);
     if (!r->walkable || inner == 0 || global[inner] < 32)
         return 0;
     for (int i = 0; i < 3; i++)

@@ -386,11 +386,8 @@ static int reject_resource(reflect_state *st, const char *what, const spvc_refle
                      what, name, set, binding);
 }
 
-static int reflect_resources(reflect_state *st, hpl__reflection *out)
+static int reflect_resources(reflect_state *st, spvc_resources res, hpl__reflection *out)
 {
-    spvc_resources res = NULL;
-    if (spvc_compiler_create_shader_resources(st->comp, &res) != SPVC_SUCCESS)
-        return spvc_fail(st, "shader resources");
     for (size_t k = 0; k < HPL__ARRAY_LEN(other_resources); k++) {
         const spvc_reflected_resource *list = NULL;
         size_t n = 0;
@@ -490,21 +487,6 @@ static bool id_referenced(const uint32_t *spirv, size_t words, uint32_t id)
     return false;
 }
 
-/* The id decorated BuiltIn WorkgroupSize (gl_WorkGroupSize), 0 if none. */
-static uint32_t workgroup_size_id(const uint32_t *spirv, size_t words)
-{
-    for (size_t i = 5; i < words;) {
-        uint32_t n = spirv[i] >> 16, op = spirv[i] & 0xffff;
-        if (n == 0 || n > words - i)
-            return 0;
-        if (op == SpvOpDecorate && n >= 4 && spirv[i + 2] == SpvDecorationBuiltIn &&
-            spirv[i + 3] == SpvBuiltInWorkgroupSize)
-            return spirv[i + 1];
-        i += n;
-    }
-    return 0;
-}
-
 /* Whether the library may swap the dispatch's dimensions (hplvk.glsl's
  * hplvk_walk): the module has the prelude's walk constant, a 32-bit
  * unsigned scalar of that name (a module's own constant 1000 is not it),
@@ -513,7 +495,8 @@ static uint32_t workgroup_size_id(const uint32_t *spirv, size_t words)
  * gl_LocalInvocationIndex, gl_WorkGroupID or gl_NumWorkGroups, and no use
  * of gl_WorkGroupSize (glslang declares that one in every module whose
  * local size is specialization constants, used or not). */
-static int reflect_walk(reflect_state *st, const uint32_t *spirv, size_t words, hpl__reflection *out)
+static int reflect_walk(reflect_state *st, spvc_resources res, const uint32_t *spirv, size_t words,
+                        hpl__reflection *out)
 {
     spvc_compiler comp = st->comp;
     const spvc_specialization_constant *sc = NULL;
@@ -533,12 +516,10 @@ static int reflect_walk(reflect_state *st, const uint32_t *spirv, size_t words, 
     out->walkable = has_walk;
     if (!has_walk)
         return HPL_OK;
-    spvc_resources res = NULL;
     const spvc_reflected_builtin_resource *ins = NULL;
     size_t nin = 0;
-    if (spvc_compiler_create_shader_resources(comp, &res) != SPVC_SUCCESS ||
-        spvc_resources_get_builtin_resource_list_for_type(res, SPVC_BUILTIN_RESOURCE_TYPE_STAGE_INPUT, &ins, &nin) !=
-            SPVC_SUCCESS)
+    if (spvc_resources_get_builtin_resource_list_for_type(res, SPVC_BUILTIN_RESOURCE_TYPE_STAGE_INPUT, &ins, &nin) !=
+        SPVC_SUCCESS)
         return spvc_fail(st, "builtin inputs");
     for (size_t i = 0; i < nin; i++) {
         SpvBuiltIn b = ins[i].builtin;
@@ -546,7 +527,8 @@ static int reflect_walk(reflect_state *st, const uint32_t *spirv, size_t words, 
             b == SpvBuiltInNumWorkgroups)
             out->walkable = false;
     }
-    uint32_t size_id = workgroup_size_id(spirv, words);
+    spvc_specialization_constant x, y, z;
+    spvc_constant_id size_id = spvc_compiler_get_work_group_size_specialization_constants(comp, &x, &y, &z);
     if (size_id && id_referenced(spirv, words, size_id))
         out->walkable = false;
     return HPL_OK;
@@ -616,9 +598,13 @@ static int reflect_module(reflect_state *st, const uint32_t *spirv, size_t words
     }
 
     int rc = reflect_local_size(st, out);
-    if (rc == HPL_OK)
-        rc = reflect_walk(st, spirv, words, out);
-    return rc == HPL_OK ? reflect_resources(st, out) : rc;
+    if (rc != HPL_OK)
+        return rc;
+    spvc_resources res = NULL;
+    if (spvc_compiler_create_shader_resources(st->comp, &res) != SPVC_SUCCESS)
+        return spvc_fail(st, "shader resources");
+    rc = reflect_walk(st, res, spirv, words, out);
+    return rc == HPL_OK ? reflect_resources(st, res, out) : rc;
 }
 
 int hpl__reflect(const uint32_t *spirv, size_t words, hpl__reflection *out)

@@ -124,12 +124,13 @@ static void record_box(VkCommandBuffer cb, const hpl__subkernel *s, const uint64
     const hpl__device *d = s->device;
     push_block push = {0};
     uint64_t groups[3], step[3];
+    const int w = s->walk;
     for (int i = 0; i < 3; i++) {
         push.domain[i] = (uint32_t)s->global[i];
         push.offset[i] = (uint32_t)s->offset[i];
         push.global[i] = (uint32_t)whole[i];
         groups[i] = (s->global[i] + s->local[i] - 1) / s->local[i];
-        step[i] = d->props.limits.maxComputeWorkGroupCount[hpl__walk_dim(s->walk, i)];
+        step[i] = d->props.limits.maxComputeWorkGroupCount[hpl__walk_dim(w, i)];
     }
     for (uint64_t z = 0; z < groups[2]; z += step[2]) {
         for (uint64_t y = 0; y < groups[1]; y += step[1]) {
@@ -140,7 +141,6 @@ static void record_box(VkCommandBuffer cb, const hpl__subkernel *s, const uint64
                 uint32_t count[3] = {(uint32_t)HPL__MIN(step[0], groups[0] - x),
                                      (uint32_t)HPL__MIN(step[1], groups[1] - y),
                                      (uint32_t)HPL__MIN(step[2], groups[2] - z)};
-                int w = s->walk;
                 vkCmdPushConstants(cb, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
                 vkCmdDispatch(cb, count[hpl__walk_dim(w, 0)], count[hpl__walk_dim(w, 1)], count[hpl__walk_dim(w, 2)]);
             }

@@ -7,8 +7,9 @@
  * batched work never waits for the user's next call.
  *
  * Requests are kept per device and kind: each gate's requests (a device's
- * compute queue's gate, and its transfer lane's) in a queue, served in order (its gate's values must increase, and a later
- * value would open the work of an earlier one), and its one flush watch
+ * compute queue's gate, and its transfer lane's) in a queue, served in
+ * order (its gate's values must increase, and a later value would open
+ * the work of an earlier one), and its one flush watch
  * (submit.c keeps at most one: flush_watched). Each look serves every queue
  * head whose points are reached, whatever the other heads wait for: a gate
  * never waits behind a flush watch for a busy device, nor behind another

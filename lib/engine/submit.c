@@ -335,6 +335,18 @@ static int flush_for(hpl_context *ctx, const hpl__point *points, int count)
     return rc;
 }
 
+/* Asks the progress thread to open gate `timeline` (a device's compute
+ * gate, or HPL__LANE + it for its lane's) at its next value once `points`
+ * are reached; that value goes to *value and *requested. */
+static int gate_request(hpl_context *ctx, int timeline, uint64_t *requested, const hpl__point *points, int count,
+                        uint64_t *value)
+{
+    int rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_GATE, timeline, *requested + 1, points, count);
+    if (rc == HPL_OK)
+        *value = ++*requested;
+    return rc;
+}
+
 /* The gate value d's next work must wait for so that every point of
  * another timeline is reached first: 0 when all are on d's compute queue
  * (queue order covers them), on d's transfer lane (raising *xfer, a wait d
@@ -374,13 +386,7 @@ static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, 
     }
     if (gated == 0)
         return HPL_OK;
-    uint64_t value = d->gate_requested + 1;
-    rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_GATE, d->index, value, foreign, gated);
-    if (rc == HPL_OK) {
-        d->gate_requested = value;
-        *gate_value = value;
-    }
-    return rc;
+    return gate_request(ctx, d->index, &d->gate_requested, foreign, gated, gate_value);
 }
 
 int hpl__lane_gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *after,
@@ -399,14 +405,7 @@ int hpl__lane_gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *point
     if (n == 0)
         return HPL_OK;
     int rc = flush_for(ctx, foreign, n);
-    uint64_t value = d->xfer.gate_requested + 1;
-    if (rc == HPL_OK)
-        rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_GATE, HPL__LANE + d->index, value, foreign, n);
-    if (rc == HPL_OK) {
-        d->xfer.gate_requested = value;
-        *gate = value;
-    }
-    return rc;
+    return rc == HPL_OK ? gate_request(ctx, HPL__LANE + d->index, &d->xfer.gate_requested, foreign, n, gate) : rc;
 }
 
 uint64_t hpl__device_recorded(hpl__device *d)
