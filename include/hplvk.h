@@ -1074,7 +1074,20 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * devices between evals). Package balancers move data per package, lazily,
  * as evals do. A plan eval with a balancer waits for its runs (plain plan
  * evals, later evals of a finished search, and package evals left to one
- * device return at once like hpl_eval). */
+ * device return at once like hpl_eval).
+ * Warm clocks. A GPU idles at low clocks and raises them only after being
+ * busy a while: an H200 ran 190 ms of work 5.3x slower before it did, kept
+ * its clocks through 1 s without work and lost them when busy 10% of the
+ * time or less (samples/bench_ramp). A search's runs wait for their slowest
+ * device, so a GPU beside a CPU is busy a few percent of the time, and a
+ * search that timed it so would see it 5-6x slower than it runs once the
+ * answer keeps it busy, and give the CPU work to match. So before a timed
+ * run in which a GPU of the plan is likely cold (before the search's first,
+ * and again after it was busy under 15% of the time for about a second, as
+ * lib/base/warmth.h estimates), the search runs the eval with the work
+ * split evenly over the GPUs, untimed, for 250 ms (at least twice).
+ * desc.warm_up: which devices count (GPUs; none; every device);
+ * hpl_plan_info.warm_ups and warm_up_ms say what it cost. */
 
 typedef struct hpl_plan hpl_plan;
 typedef struct hpl_runner hpl_runner;
@@ -1097,6 +1110,14 @@ typedef int (*hpl_partitioner)(hpl_runner *runner, const hpl_range ranges[3], co
                                void *user);
 
 /* Zero fields take the defaults. */
+/* A search warms devices up (runs them without timing) before it times
+ * them cold: see "Warm clocks" above. */
+typedef enum hpl_warm_up {
+    HPL_WARM_UP_GPUS = 0, /* GPUs (discrete, integrated, virtual) */
+    HPL_WARM_UP_NONE,     /* none: every device timed as it comes (the papers' searches) */
+    HPL_WARM_UP_ALL,      /* every device, CPUs too (whose cores also scale their clocks) */
+} hpl_warm_up;
+
 typedef struct hpl_plan_desc {
     int devices[HPL_MAX_DEVICES]; /* in part order, each at most once */
     int device_count;             /* 0: every device of the context */
@@ -1114,6 +1135,7 @@ typedef struct hpl_plan_desc {
                             equal part */
     bool time_transfers; /* searches: time the copies too, from data on the host */
     bool keep_split;     /* searches, package balancers: no check against the largest device alone */
+    hpl_warm_up warm_up; /* searches: which devices are warmed up before they are timed: GPUs */
     hpl_partitioner partitioner; /* NULL: split the arguments like their annotations */
     void *user;                  /* passed to the partitioner */
 } hpl_plan_desc;
@@ -1152,6 +1174,8 @@ typedef struct hpl_plan_info {
                                        when distributions cut the rows alike (a cut timed reps
                                        times lends its times); ADAPTIVE: evals balanced */
     int iterations;                 /* ITERATIVE: model solves; ADAPTIVE: evals balanced */
+    int warm_ups;                   /* times its search warmed devices up (desc.warm_up) */
+    double warm_up_ms;              /* host time they took */
     /* The last plan eval: */
     bool in_use[HPL_MAX_DEVICES];   /* the device got work */
     hpl_range ranges[HPL_MAX_DEVICES][3]; /* its part of the domain (package balancers: its first package

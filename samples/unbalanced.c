@@ -4,8 +4,8 @@
  * that is not spread evenly over the rows, on every device of the context
  * (HPLVK_DEVICES, e.g. "gpu0,cpu").
  *
- *   unbalanced [rows [cols [x-list [reps [balancers]]]]]
- *              default 256 128 0,10,20,...,100 5 all
+ *   unbalanced [rows [cols [x-list [reps [balancers [warm_up]]]]]]
+ *              default 256 128 0,10,20,...,100 5 all gpus
  *
  * A float matrix a of rows x cols whose bottom x% of the rows are non-zero
  * and the others zero. The kernel does 1 flop for a zero element (b = a + 1)
@@ -28,11 +28,15 @@
  *   - b, after each plan's last eval, against a host computation in
  *     double precision (relative tolerance 1e-4: float steps against
  *     double ones; Lavapipe is within 1e-6).
+ * warm_up: which devices the searches warm up before timing them (hplvk.h
+ * "Warm clocks"; gpus, none, all).
  * The table gives per row the distributions the search timed (searches,
  * ADAPTIVE) or the packages the last eval ran (package balancers) and the
  * shares (the package balancers': the rows each device ran in the last
- * eval), and per x whether ITERATIVE met the paper's claim: within 1.03x
- * of the exhaustive search's best, with at most 5 distributions.
+ * eval), under each search's row its own account (the shares it found
+ * before the check against its largest device alone, what it tried, its
+ * warm-ups), and per x whether ITERATIVE met the paper's claim: within
+ * 1.03x of the exhaustive search's best, with at most 5 distributions.
  *
  * RESULT: time_ms is the sum of every timed eval of the sweep (searches
  * included), rate the worst ratio of any balancer to EXHAUSTIVE. The
@@ -82,6 +86,7 @@ typedef struct bench_args {
     int x[MAX_X], nx; /* percentages of non-zero rows */
     int reps;
     bool use[BALANCERS]; /* all_balancers[i] runs */
+    hpl_warm_up warm_up; /* the searches' (hpl_plan_desc.warm_up) */
 } bench_args;
 
 static bool is_package(hpl_balance b)
@@ -231,6 +236,19 @@ static void print_row(const bench_row *row, hpl_balance balance, int x, double r
     printf("%s\n", row->ok ? "" : "  WRONG OUTPUT");
 }
 
+/* A search's own account (hpl_plan_describe): the shares it found before
+ * the check against its largest device alone, what it tried, warm-ups. */
+static void print_search(hpl_plan *plan, hpl_balance balance)
+{
+    char line[2048];
+    const char *account;
+    if (balance == HPL_BALANCE_EXHAUSTIVE || balance == HPL_BALANCE_SINGLE_STEP || balance == HPL_BALANCE_ITERATIVE) {
+        hpl_plan_describe(plan, line, sizeof line);
+        account = strchr(line, ';');
+        printf("      search: %s\n", account ? account + 2 : line);
+    }
+}
+
 /* The paper's claim for ITERATIVE (fig. 13): near-optimal in few
  * distributions. Printed, not enforced: these are measurements. With one
  * device there is no search (0 distributions) and nothing to claim. */
@@ -291,7 +309,8 @@ static int run_x(bench_ctx *bc, int x, float *a_host, double *ref, bench_totals 
     for (int k = 0; rc == HPL_OK && k < BALANCERS; k++)
         if (ba->use[k]) {
             kinds[count] = all_balancers[k];
-            rc = hpl_plan_create(bc->ctx, &(hpl_plan_desc){.balance = kinds[count]}, &plans[count]);
+            rc = hpl_plan_create(bc->ctx, &(hpl_plan_desc){.balance = kinds[count], .warm_up = ba->warm_up},
+                                 &plans[count]);
             count += rc == HPL_OK;
         }
     bench_row rows[BALANCERS] = {{0}};
@@ -307,6 +326,7 @@ static int run_x(bench_ctx *bc, int x, float *a_host, double *ref, bench_totals 
         }
         if (rc == HPL_OK) {
             print_row(&rows[k], kinds[k], x, ratio, ba->rows);
+            print_search(plans[k], kinds[k]);
             if (kinds[k] == HPL_BALANCE_ITERATIVE)
                 note_iterative(&rows[k], ratio, x, tot);
             tot->ms += rows[k].total_ms;
@@ -437,6 +457,18 @@ static bool parse_balancers(const char *s, bench_args *ba)
         }
 }
 
+static bool parse_warm_up(const char *s, hpl_warm_up *out)
+{
+    static const char *const names[] = {"gpus", "none", "all"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (hpl_warm_up)i;
+            return true;
+        }
+    fprintf(stderr, SAMPLE_NAME ": warm_up '%s' is none of gpus, none, all\n", s);
+    return false;
+}
+
 static bool parse_args(int argc, char **argv, bench_args *ba)
 {
     *ba = (bench_args){.rows = 256, .cols = 128, .nx = 11, .reps = 5};
@@ -444,7 +476,7 @@ static bool parse_args(int argc, char **argv, bench_args *ba)
         ba->x[i] = 10 * i;
     for (int k = 0; k < BALANCERS; k++)
         ba->use[k] = true;
-    if (argc > 6)
+    if (argc > 7)
         return false;
     if (argc > 1 && !sample_arg_u64("rows", argv[1], UINT64_MAX, &ba->rows))
         return false;
@@ -455,6 +487,8 @@ static bool parse_args(int argc, char **argv, bench_args *ba)
     if (argc > 4 && !sample_arg_int("reps", argv[4], &ba->reps))
         return false;
     if (argc > 5 && !parse_balancers(argv[5], ba))
+        return false;
+    if (argc > 6 && !parse_warm_up(argv[6], &ba->warm_up))
         return false;
     return ba->rows >= 1 && ba->cols >= 1 && ba->reps >= 1 && ba->reps <= MAX_REPS;
 }
@@ -467,7 +501,7 @@ int main(int argc, char **argv)
     if (!parse_args(argc, argv, &ba)) {
         fprintf(stderr,
                 "usage: %s [rows [cols [x-list, e.g. 0,50,100 [reps (1..%d) "
-                "[balancers, e.g. exhaustive,iterative]]]]]\n",
+                "[balancers, e.g. exhaustive,iterative [warm_up: gpus, none, all]]]]]]\n",
                 argv[0], MAX_REPS);
         return 2;
     }

@@ -9,12 +9,14 @@
  * a search the data sits where the answer puts it (the next eval moves
  * nothing); copies, reset, info, description; bad plans and bad
  * partitioners fail with errors that name the problem. */
+#define _POSIX_C_SOURCE 199309L
 #include "harness.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define N 1000
 
@@ -499,6 +501,7 @@ static void bad_plans(hpl_context *ctx)
         {{.balance = (hpl_balance)99}, HPL_ERROR_INVALID_ARGUMENT, "balance is 99"},
         {{.balance = HPL_BALANCE_EXHAUSTIVE, .step = 2}, HPL_ERROR_INVALID_ARGUMENT, "step"},
         {{.balance = HPL_BALANCE_EXHAUSTIVE, .reps = -1}, HPL_ERROR_INVALID_ARGUMENT, "reps"},
+        {{.balance = HPL_BALANCE_EXHAUSTIVE, .warm_up = (hpl_warm_up)7}, HPL_ERROR_INVALID_ARGUMENT, "warm_up is 7"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hpl_plan *plan = (hpl_plan *)&bad; /* must stay untouched */
@@ -548,6 +551,87 @@ static void bad_plans(hpl_context *ctx)
     CHECK_OK(hpl_array_destroy(ctx, a));
     CHECK_OK(hpl_array_destroy(ctx, b));
     CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
+/* ---- warm clocks (hplvk.h "Warm clocks") ------------------------------- */
+
+/* The bump kernel over each device's rows; device 0's call first sleeps
+ * 0.3 s on the host, which no device's timestamps count: to the search,
+ * every device is idle through it. */
+static int sleepy_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
+{
+    (void)nargs;
+    (void)user;
+    if (hpl_runner_device(r) == 0)
+        nanosleep(&(struct timespec){0, 300000000L}, NULL);
+    hpl_array x;
+    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({rg[0].first, rg[0].last}), &x);
+    return rc == HPL_OK ? hpl_runner_run(r, HPL_ARGS(hpl_arr(x))) : rc;
+}
+
+/* One bump through a SINGLE_STEP plan with `warm_up`: the result is one
+ * bump's, whatever ran before the timings; returns the plan's info. */
+static hpl_plan_info bump_once(hpl_context *ctx, const hpl_plan_desc *desc, const char *what)
+{
+    hpl_plan_info info = {0};
+    hpl_kernel k = th_kernel(ctx, bump_src);
+    hpl_array x = th_array(ctx, HPL_UINT32, N, 0, 0);
+    static uint32_t host[N];
+    fill_input(ctx, x, host);
+    hpl_plan *plan = NULL;
+    if (CHECK_OK(hpl_plan_create(ctx, desc, &plan))) {
+        const hpl_arg arg = desc->partitioner ? hpl_arr(x) : hpl_part1(x, 0);
+        if (CHECK_OK(hpl_plan_eval(plan, k, NULL, &arg, 1))) {
+            for (uint32_t i = 0; i < N; i++)
+                host[i] = 3u * host[i] + i + 1u;
+            int bad = count_wrong(ctx, x, host);
+            CHECK(bad == 0, "%s: %d elements differ from one bump on the host", what, bad);
+        }
+        CHECK_OK(hpl_plan_get_info(plan, &info));
+        char line[1024];
+        hpl_plan_describe(plan, line, sizeof line);
+        CHECK(!strstr(line, "warmed up") == !info.warm_ups, "%s: %d warm-ups, described as '%s'", what,
+              info.warm_ups, line);
+        CHECK(desc->balance != HPL_BALANCE_SINGLE_STEP || info.runs == (desc->reps ? desc->reps : 2),
+              "%s: %d timed runs for %d distributions (warm-ups are not timed)", what, info.runs, info.distributions);
+        hpl_plan_info after;
+        CHECK_OK(hpl_plan_reset(plan));
+        CHECK_OK(hpl_plan_get_info(plan, &after));
+        CHECK(after.warm_ups == 0 && after.warm_up_ms == 0, "%s: reset left %d warm-ups", what, after.warm_ups);
+        hpl_plan_destroy(plan);
+    }
+    CHECK_OK(hpl_array_destroy(ctx, x));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+    return info;
+}
+
+/* Which devices a search warms up, and again when they idled: by default
+ * the GPUs (so on Lavapipe nothing, on a GPU machine every device of
+ * these plans), none, or all of them, for 250 ms at least. */
+static void warm_clocks(hpl_context *ctx)
+{
+    bool gpu = false;
+    for (int d = 0; d < hpl_device_count(ctx); d++) {
+        hpl_device_info di;
+        gpu = gpu || (hpl_device_get_info(ctx, d, &di) == HPL_OK && (di.type & HPL_DEVICE_GPU));
+    }
+    hpl_plan_info info = bump_once(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_SINGLE_STEP}, "warm_up GPUS");
+    CHECK(gpu ? info.warm_ups >= 1 && info.warm_up_ms >= 250.0 : info.warm_ups == 0,
+          "warm_up GPUS with%s a GPU: %d warm-ups, %.1f ms", gpu ? "" : "out", info.warm_ups, info.warm_up_ms);
+    info = bump_once(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_EXHAUSTIVE, .step = 0.5, .warm_up = HPL_WARM_UP_NONE},
+                     "warm_up NONE");
+    CHECK(info.warm_ups == 0 && info.warm_up_ms == 0, "warm_up NONE: %d warm-ups", info.warm_ups);
+    info = bump_once(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_SINGLE_STEP, .warm_up = HPL_WARM_UP_ALL}, "warm_up ALL");
+    CHECK(info.warm_ups >= 1 && info.warm_up_ms >= 250.0, "warm_up ALL: %d warm-ups, %.1f ms", info.warm_ups,
+          info.warm_up_ms);
+    /* Six timings of 0.3 s or more each, every device idle through them:
+     * cold again after at most four (0.95 s idle), so warmed up at least
+     * twice, and at most before every timing. */
+    info = bump_once(ctx,
+                     &(hpl_plan_desc){.balance = HPL_BALANCE_SINGLE_STEP, .reps = 6, .warm_up = HPL_WARM_UP_ALL,
+                                      .partitioner = sleepy_parts, .keep_split = true},
+                     "warm_up ALL, idle timings");
+    CHECK(info.warm_ups >= 2 && info.warm_ups <= 6, "idle timings: %d warm-ups for 6 timings", info.warm_ups);
 }
 
 /* ---- a device far slower than the others ------------------------------- */
@@ -667,6 +751,7 @@ int main(void)
     package_check_once(ctx);
     slow_device(ctx, 2);
     slow_device(ctx, 3);
+    warm_clocks(ctx);
     bad_plans(ctx);
     CHECK_OK(hpl_finish(ctx));
     return th_finish(ctx);

@@ -51,6 +51,8 @@ static int plan_restart(hpl_plan *plan)
     plan->alone_checked = plan->alone_won = plan->package_checked = false;
     plan->package_units = 0; /* speeds forgotten */
     plan->runs = 0;
+    plan->warm_ups = 0;
+    plan->warm_up_ms = 0.0;
     if (is_search(plan->balance) || plan->balance == HPL_BALANCE_ADAPTIVE) {
         equal_shares(plan);
         return hpl__balance_init(&plan->search, balance_kind(plan->balance), plan->device_count, &plan->params);
@@ -100,6 +102,18 @@ static int shares_check(const hpl_plan_desc *desc, hpl_plan *plan)
     return HPL_OK;
 }
 
+/* Which devices a search warms up. */
+static int warm_up_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *plan)
+{
+    if ((unsigned)desc->warm_up > HPL_WARM_UP_ALL)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "warm_up is %d, which is not an hpl_warm_up", (int)desc->warm_up);
+    for (int i = 0; i < plan->device_count; i++) {
+        bool gpu = (ctx->devices[plan->devices[i]].info.type & HPL_DEVICE_GPU) != 0;
+        plan->warms[i] = desc->warm_up == HPL_WARM_UP_ALL || (desc->warm_up == HPL_WARM_UP_GPUS && gpu);
+    }
+    return HPL_OK;
+}
+
 static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *plan)
 {
     if ((unsigned)desc->balance >= HPL__ARRAY_LEN(balance_names))
@@ -121,6 +135,8 @@ static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *pla
     int rc = devices_check(ctx, desc, plan);
     if (rc == HPL_OK)
         rc = shares_check(desc, plan);
+    if (rc == HPL_OK)
+        rc = warm_up_check(ctx, desc, plan);
     if (rc == HPL_OK)
         rc = plan_restart(plan);
     plan->last.balance = plan->balance;
@@ -219,6 +235,8 @@ int hpl_plan_get_info(hpl_plan *plan, hpl_plan_info *out)
     out->distributions = balanced ? st->distributions : 0;
     out->runs = balanced ? plan->runs : 0;
     out->iterations = balanced ? st->solves : 0;
+    out->warm_ups = plan->warm_ups;
+    out->warm_up_ms = plan->warm_up_ms;
     return HPL_OK;
 }
 
@@ -246,6 +264,9 @@ int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
         n = hpl__append(buf, size, n, "%s", line);
         if (plan->runs < plan->search.stats.timings) /* candidates that cut the rows alike share times */
             n = hpl__append(buf, size, n, "; %d of the timings ran", plan->runs);
+        if (plan->warm_ups)
+            n = hpl__append(buf, size, n, "; warmed up %d time%s (%.1f ms)", plan->warm_ups,
+                            plan->warm_ups > 1 ? "s" : "", plan->warm_up_ms);
     }
     if (plan->alone_checked)
         n = hpl__append(buf, size, n, "; the largest device alone took %.3f ms, the %s %.3f ms: %s", plan->alone_ms,
@@ -426,6 +447,8 @@ typedef struct plan_search {
     plan_saves saves;
     int runs;      /* runs so far, timed or not */
     plan_cut last; /* the cut of the last run */
+    hpl__warmth warmth[HPL__MAX_DEVICES]; /* the devices' clocks, as their load so far suggests */
+    uint64_t load_ns;                     /* when their load was last noted */
     int memo_count, memo_next;
     memo_entry memo[MEMO_CUTS];
 } plan_search;
@@ -469,6 +492,69 @@ static void search_ran(plan_search *s, const plan_cut *cut)
     s->last = cut ? *cut : (plan_cut){.count = -1};
 }
 
+/* ---- warm clocks (hplvk.h "Warm clocks") ------------------------------------ */
+
+#define WARM_UP_MS 250.0 /* an H200 raised its clocks after 190 ms of load */
+#define WARM_UP_RUNS 2
+
+/* The cut that splits the work evenly over the devices to warm; false
+ * when none of them is cold. */
+static bool warm_up_cut(const hpl_plan *plan, const plan_search *s, plan_cut *cut)
+{
+    double shares[HPL__MAX_DEVICES];
+    int warms = 0;
+    bool cold = false;
+    for (int i = 0; i < plan->device_count; i++) {
+        warms += plan->warms[i];
+        cold = cold || (plan->warms[i] && hpl__warmth_cold(&s->warmth[i]));
+    }
+    for (int i = 0; i < plan->device_count; i++)
+        shares[i] = plan->warms[i] ? 1.0 / warms : 0.0;
+    if (cold)
+        cut_of(plan, shares, cut);
+    return cold;
+}
+
+/* Before a timed run: the devices to warm, if one of them is likely cold,
+ * run the eval untimed until WARM_UP_MS have passed (and WARM_UP_RUNS). */
+static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+{
+    plan_cut cut;
+    if (!warm_up_cut(plan, s, &cut))
+        return HPL_OK;
+    uint64_t t0 = hpl__now_ns();
+    double ms = 0;
+    int rc = HPL_OK;
+    for (int r = 0; rc == HPL_OK && (r < WARM_UP_RUNS || ms < WARM_UP_MS); r++) {
+        rc = search_restore(plan, s);
+        if (rc == HPL_OK)
+            rc = hpl__plan_run(plan, args, nargs, cut.pieces, cut.count);
+        if (rc == HPL_OK) {
+            search_ran(s, &cut);
+            rc = plan_wait(plan->ctx);
+        }
+        ms = (double)(hpl__now_ns() - t0) * 1e-6;
+    }
+    plan->warm_ups++;
+    plan->warm_up_ms += ms;
+    for (int i = 0; i < plan->device_count; i++)
+        if (plan->warms[i])
+            hpl__warmth_warmed(&s->warmth[i]);
+    s->load_ns = hpl__now_ns();
+    return rc;
+}
+
+/* A timed run ended: each device was busy seconds[i] since the load was
+ * last noted (its restore and launch included). */
+static void note_load(plan_search *s, const double *seconds, int devices)
+{
+    uint64_t now = hpl__now_ns();
+    double wall = (double)(now - s->load_ns) * 1e-9;
+    for (int i = 0; i < devices; i++)
+        hpl__warmth_ran(&s->warmth[i], seconds[i], wall);
+    s->load_ns = now;
+}
+
 /* One timing of the balancer's candidate. A cut timed `reps` times already
  * gives its times instead of a run: another run would tell the balancer
  * the same minima, give or take noise. */
@@ -484,12 +570,15 @@ static int candidate(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
         hpl__balance_observe_run(b, ran, e->seconds);
         return HPL_OK;
     }
-    int rc = search_restore(plan, s);
+    int rc = warm_up(plan, s, args, nargs);
+    if (rc == HPL_OK)
+        rc = search_restore(plan, s);
     if (rc == HPL_OK)
         rc = run_timed(plan, args, nargs, &cut, seconds);
     if (rc != HPL_OK)
         return rc;
     search_ran(s, &cut);
+    note_load(s, seconds, plan->device_count);
     int accepted = b->stats.timings;
     hpl__balance_observe_run(b, ran, seconds);
     if (b->stats.timings > accepted)

@@ -6,6 +6,7 @@
 #define HPL_PLAN_H
 
 #include "balance.h"
+#include "warmth.h"
 #include "launch.h"
 
 /* One device's piece of an eval: rows [lo, hi) of the split dimension. */
@@ -53,6 +54,9 @@ struct hpl_plan {
     uint64_t package;
     bool time_transfers;
     bool keep_split; /* no alone check (hpl_plan_desc.keep_split) */
+    bool warms[HPL__MAX_DEVICES];    /* a search warms the device up (hpl_plan_desc.warm_up) */
+    int warm_ups;                    /* times the search did, */
+    double warm_up_ms;               /* taking this long */
     hpl_partitioner partitioner;
     void *user;
     hpl__balance search; /* searches and ADAPTIVE */
