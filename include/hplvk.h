@@ -1081,13 +1081,16 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * time or less (samples/bench_ramp). A search's runs wait for their slowest
  * device, so a GPU beside a CPU is busy a few percent of the time, and a
  * search that timed it so would see it 5-6x slower than it runs once the
- * answer keeps it busy, and give the CPU work to match. So before a timed
- * run in which a GPU of the plan is likely cold (before the search's first,
- * and again after it was busy under 15% of the time for about a second, as
- * lib/base/warmth.h estimates), the search runs the eval with the work
- * split evenly over the GPUs, untimed, for 250 ms (at least twice).
- * desc.warm_up: which devices count (GPUs; none; every device);
- * hpl_plan_info.warm_ups and warm_up_ms say what it cost. */
+ * answer keeps it busy, and give the CPU work to match (an EXHAUSTIVE
+ * search on the H200 beside Lavapipe timed the GPU alone 4.9-5.6x slow). So
+ * before a timed run in which a GPU of the plan is likely cold (it got no
+ * work for about a second before the search, or the search kept it busy
+ * under 15% of the time for about a second: lib/base/warmth.h), the search
+ * runs the eval with the work split evenly over the GPUs, untimed, for 250
+ * ms (at least twice). A search that follows other work and keeps its
+ * GPUs busy warms nothing up. desc.warm_up: which devices count (GPUs;
+ * none; every device); hpl_plan_info.warm_ups and warm_up_ms say what it
+ * cost. */
 
 typedef struct hpl_plan hpl_plan;
 typedef struct hpl_runner hpl_runner;

@@ -177,6 +177,7 @@ c2 120 jacobi 299 301 60
 c1 120 wave_sim 256 200
 c2 120 wave_sim 301 120
 c1 120 bench_walk 256 256 4 1
+c1 60 bench_ramp compute 4096 64 40
 c1 120 ep W
 c2 120 ep S iterative
 c2 120 ep T auto_tune
@@ -204,6 +205,8 @@ g1 300 jacobi 32000 32000 20
 g1 120 wave_sim 4096 400
 g1 200 wave_sim 16384 100
 g1 120 bench_walk
+g1 120 bench_ramp compute
+g1 120 bench_ramp memory
 g1 60 ep S
 g1 60 ep W
 g1 60 ep A

@@ -447,7 +447,7 @@ typedef struct plan_search {
     plan_saves saves;
     int runs;      /* runs so far, timed or not */
     plan_cut last; /* the cut of the last run */
-    hpl__warmth warmth[HPL__MAX_DEVICES]; /* the devices' clocks, as their load so far suggests */
+    hpl__warmth warmth[HPL__MAX_DEVICES]; /* the devices' clocks, as their load suggests */
     uint64_t load_ns;                     /* when their load was last noted */
     int memo_count, memo_next;
     memo_entry memo[MEMO_CUTS];
@@ -542,6 +542,23 @@ static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t n
             hpl__warmth_warmed(&s->warmth[i]);
     s->load_ns = hpl__now_ns();
     return rc;
+}
+
+/* Where a search starts: each device counts as warm when it last got work
+ * (or was opened) and idle since, so one that idled a second or more is
+ * warmed up before the first timing, and one busy just before is not. */
+static void warmth_start(hpl_plan *plan, plan_search *s)
+{
+    hpl_context *ctx = plan->ctx;
+    uint64_t now = hpl__now_ns();
+    HPL__LOCK(ctx);
+    for (int i = 0; i < plan->device_count; i++) {
+        uint64_t last = ctx->devices[plan->devices[i]].submitted_ns;
+        hpl__warmth_warmed(&s->warmth[i]);
+        hpl__warmth_ran(&s->warmth[i], 0.0, now > last ? (double)(now - last) * 1e-9 : 0.0);
+    }
+    HPL__UNLOCK(ctx);
+    s->load_ns = now;
 }
 
 /* A timed run ended: each device was busy seconds[i] since the load was
@@ -727,6 +744,7 @@ static void search_report(hpl_plan *plan, uint64_t began)
  * device nothing is searched and the eval still runs. */
 static int search_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
 {
+    warmth_start(plan, s); /* before the saves' copies, which are no load */
     int rc = saves_take(plan, args, nargs, &s->saves);
     double shares[HPL__MAX_DEVICES];
     while (rc == HPL_OK && hpl__balance_next(&plan->search, shares))
