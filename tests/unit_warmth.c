@@ -4,12 +4,26 @@
  * at 3 s), kept at a 20% load and lost at 10% (within 2 s: measured within
  * the 1.5 s of a phase), not regained by a partial load, regained by a run
  * of 0.25 s without pause; the same idle time gives the same estimate in
- * one piece or many; bad numbers change nothing or are clamped. */
+ * one piece or many; bad numbers change nothing or are clamped.
+ *
+ * Then the searches of lib/base/balance.h with the plans' warm-up policy
+ * (lib/api/plan.c) against a simulated machine: a CPU and two GPUs 50
+ * times faster, whose clocks follow a model of the H200's measurements
+ * built independently of the estimate (trailing windows, not an average:
+ * a cold GPU runs 5.5x slow and warms once it worked 0.19 s within 0.25 s;
+ * a warm one turns cold when it worked under 0.2 s of the last 1.5 s). The
+ * GPUs start cold (idle 5 s). Without warm-ups SINGLE_STEP and ITERATIVE
+ * time them at the idle clock and give the CPU some five times its share:
+ * makespan 5.3x the best; with one warm-up, the best. EXHAUSTIVE finds the
+ * best either way (its candidates without the CPU time both GPUs equally
+ * cold), re-warming some 70 times on the way: what a CPU's long runs cost. */
+#include "balance.h"
 #include "warmth.h"
 
 #include "unit_expect.h"
 
 #include <math.h>
+#include <stdio.h>
 
 static hpl__warmth warm(void)
 {
@@ -110,12 +124,141 @@ static void bad_numbers(void)
     EXPECT(hpl__warmth_cold(&c), "busy infinite counts as idle");
 }
 
+/* ---- the simulated machine ------------------------------------------------ */
+
+#define SIM_DEVICES 3     /* the CPU, then two GPUs */
+#define SIM_SLOW 5.5      /* a cold GPU's slowdown (H200: 4.9-5.9x) */
+#define SIM_RAMP 0.19     /* seconds of work within */
+#define SIM_RAMP_SPAN 0.25 /* this long that warm a cold GPU (a piece that long alone does) */
+#define SIM_WINDOW 1.5    /* a warm GPU turns cold with less than */
+#define SIM_KEEP 0.2      /* this much work in the trailing window */
+#define SIM_OVERHEAD 1e-3 /* per run: launch, restore, wait */
+#define SIM_PIECES 4096
+
+typedef struct sim_gpu {
+    bool warm;
+    int count; /* its pieces: [start, end) in simulated seconds */
+    double start[SIM_PIECES], end[SIM_PIECES];
+} sim_gpu;
+
+typedef struct sim {
+    double now;
+    double alone[SIM_DEVICES]; /* seconds for all the work, warm */
+    sim_gpu gpu[SIM_DEVICES];  /* [0] unused: the CPU keeps its clock */
+    hpl__warmth est[SIM_DEVICES];
+    int warm_ups;
+} sim;
+
+static double worked_since(const sim_gpu *g, double from)
+{
+    double busy = 0;
+    for (int i = g->count - 1; i >= 0 && g->end[i] > from; i--)
+        busy += g->end[i] - fmax(g->start[i], from);
+    return busy;
+}
+
+/* Runs `work` (a share of the whole) on GPU d from now; its seconds. */
+static double sim_gpu_run(sim *m, int d, double work)
+{
+    sim_gpu *g = &m->gpu[d];
+    if (g->warm && m->now >= SIM_WINDOW && worked_since(g, m->now - SIM_WINDOW) < SIM_KEEP)
+        g->warm = false;
+    if (!g->warm && worked_since(g, m->now - SIM_RAMP_SPAN) >= SIM_RAMP) /* near back to back */
+        g->warm = true;
+    double fast = work * m->alone[d], t = fast;
+    if (!g->warm && fast > 0) {
+        t = fast * SIM_SLOW <= SIM_RAMP ? fast * SIM_SLOW : SIM_RAMP + (fast - SIM_RAMP / SIM_SLOW);
+        g->warm = fast * SIM_SLOW > SIM_RAMP;
+    }
+    if (t > 0 && g->count < SIM_PIECES) {
+        g->start[g->count] = m->now;
+        g->end[g->count++] = m->now + t;
+    }
+    return t;
+}
+
+/* One run of `shares`: every device's seconds; the clock moves past it. */
+static double sim_run(sim *m, const double *shares, double *seconds)
+{
+    double wall = 0;
+    for (int d = 0; d < SIM_DEVICES; d++) {
+        seconds[d] = d == 0 ? shares[0] * m->alone[0] : sim_gpu_run(m, d, shares[d]);
+        wall = fmax(wall, seconds[d]);
+    }
+    m->now += wall + SIM_OVERHEAD;
+    return wall + SIM_OVERHEAD;
+}
+
+/* plan.c's warm_up: the work over the GPUs, 250 ms and twice at least. */
+static void sim_warm_up(sim *m)
+{
+    const double gpus[SIM_DEVICES] = {0, 0.5, 0.5};
+    double seconds[SIM_DEVICES], spent = 0;
+    for (int r = 0; r < 2 || spent < 0.25; r++)
+        spent += sim_run(m, gpus, seconds);
+    for (int d = 1; d < SIM_DEVICES; d++)
+        hpl__warmth_warmed(&m->est[d]);
+    m->warm_ups++;
+}
+
+/* A search as plan.c runs it; the makespan of its answer on warm GPUs
+ * (where the answer keeps them busy) over the best one. */
+static double sim_search(hpl__balance_kind kind, bool warm_ups, int *warm_up_count)
+{
+    static sim m;
+    m = (sim){.now = 5.0, .alone = {0.5, 0.01, 0.01}}; /* idle 5 s: cold */
+    for (int d = 1; d < SIM_DEVICES; d++) { /* plan.c's warmth_start, last work 5 s ago */
+        hpl__warmth_warmed(&m.est[d]);
+        hpl__warmth_ran(&m.est[d], 0, 5.0);
+    }
+    hpl__balance b;
+    hpl__balance_init(&b, kind, SIM_DEVICES, NULL);
+    double shares[SIM_DEVICES], seconds[SIM_DEVICES];
+    for (int guard = 0; guard < 4000 && hpl__balance_next(&b, shares); guard++) {
+        if (warm_ups && (hpl__warmth_cold(&m.est[1]) || hpl__warmth_cold(&m.est[2])))
+            sim_warm_up(&m);
+        double wall = sim_run(&m, shares, seconds);
+        for (int d = 1; d < SIM_DEVICES; d++)
+            hpl__warmth_ran(&m.est[d], seconds[d], wall);
+        hpl__balance_observe_run(&b, shares, seconds);
+    }
+    hpl__balance_best(&b, shares);
+    double makespan = 0, speed = 0;
+    for (int d = 0; d < SIM_DEVICES; d++) {
+        makespan = fmax(makespan, shares[d] * m.alone[d]);
+        speed += 1.0 / m.alone[d];
+    }
+    *warm_up_count = m.warm_ups;
+    return makespan * speed;
+}
+
+static void searches(void)
+{
+    const struct {
+        hpl__balance_kind kind;
+        const char *name;
+        double cold_at_least; /* without warm-ups: the answer is off by */
+    } kinds[] = {{HPL__BALANCE_SINGLE_STEP, "SINGLE_STEP", 3.0},
+                 {HPL__BALANCE_ITERATIVE, "ITERATIVE", 2.0},
+                 {HPL__BALANCE_EXHAUSTIVE, "EXHAUSTIVE", 1.0}};
+    for (int k = 0; k < 3; k++) {
+        int n_cold, n_warm;
+        double cold = sim_search(kinds[k].kind, false, &n_cold), warm = sim_search(kinds[k].kind, true, &n_warm);
+        printf("%-11s cold GPUs: makespan %.2fx the best without warm-ups, %.3fx with %d\n", kinds[k].name, cold,
+               warm, n_warm);
+        EXPECT(cold >= kinds[k].cold_at_least, "%s without warm-ups: %.3fx the best (the clock model lost its bite?)",
+               kinds[k].name, cold);
+        EXPECT(warm <= 1.06 && n_warm >= 1, "%s with %d warm-ups: %.3fx the best", kinds[k].name, n_warm, warm);
+    }
+}
+
 int main(void)
 {
     idle();
     duty();
     long_runs();
     bad_numbers();
+    searches();
     printf("unit_warmth: %ld checks, %ld failed\n", checks, failures);
     return failures != 0;
 }
