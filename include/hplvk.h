@@ -1086,11 +1086,11 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * before a timed run in which a GPU of the plan is likely cold (it got no
  * work for about a second before the search, or the search kept it busy
  * under 15% of the time for about a second: lib/base/warmth.h), the search
- * runs the eval with the work split evenly over the GPUs, untimed, for 250
- * ms (at least twice). A search that follows other work and keeps its
- * GPUs busy warms nothing up. desc.warm_up: which devices count (GPUs;
- * none; every device); hpl_plan_info.warm_ups and warm_up_ms say what it
- * cost. */
+ * runs the eval with the work split evenly over the GPUs, untimed, until
+ * 250 ms have passed (once at least). A search that follows other work
+ * and keeps its GPUs busy warms nothing up. desc.warm_up: which devices
+ * count (GPUs; none; every device); hpl_plan_info.warm_ups and warm_up_ms
+ * say what it cost. */
 
 typedef struct hpl_plan hpl_plan;
 typedef struct hpl_runner hpl_runner;
@@ -1112,7 +1112,6 @@ typedef enum hpl_balance {
 typedef int (*hpl_partitioner)(hpl_runner *runner, const hpl_range ranges[3], const hpl_arg *args, size_t nargs,
                                void *user);
 
-/* Zero fields take the defaults. */
 /* A search warms devices up (runs them without timing) before it times
  * them cold: see "Warm clocks" above. */
 typedef enum hpl_warm_up {
@@ -1121,6 +1120,7 @@ typedef enum hpl_warm_up {
     HPL_WARM_UP_ALL,      /* every device, CPUs too (whose cores also scale their clocks) */
 } hpl_warm_up;
 
+/* Zero fields take the defaults. */
 typedef struct hpl_plan_desc {
     int devices[HPL_MAX_DEVICES]; /* in part order, each at most once */
     int device_count;             /* 0: every device of the context */

@@ -189,13 +189,14 @@ static double sim_run(sim *m, const double *shares, double *seconds)
     return wall + SIM_OVERHEAD;
 }
 
-/* plan.c's warm_up: the work over the GPUs, 250 ms and twice at least. */
+/* plan.c's warm_up: the work over the GPUs until 250 ms have passed. */
 static void sim_warm_up(sim *m)
 {
     const double gpus[SIM_DEVICES] = {0, 0.5, 0.5};
     double seconds[SIM_DEVICES], spent = 0;
-    for (int r = 0; r < 2 || spent < 0.25; r++)
+    do
         spent += sim_run(m, gpus, seconds);
+    while (spent < 0.25);
     for (int d = 1; d < SIM_DEVICES; d++)
         hpl__warmth_warmed(&m->est[d]);
     m->warm_ups++;

@@ -495,7 +495,6 @@ static void search_ran(plan_search *s, const plan_cut *cut)
 /* ---- warm clocks (hplvk.h "Warm clocks") ------------------------------------ */
 
 #define WARM_UP_MS 250.0 /* an H200 raised its clocks after 190 ms of load */
-#define WARM_UP_RUNS 2
 
 /* The cut that splits the work evenly over the devices to warm; false
  * when none of them is cold. */
@@ -516,7 +515,8 @@ static bool warm_up_cut(const hpl_plan *plan, const plan_search *s, plan_cut *cu
 }
 
 /* Before a timed run: the devices to warm, if one of them is likely cold,
- * run the eval untimed until WARM_UP_MS have passed (and WARM_UP_RUNS). */
+ * run the eval untimed until WARM_UP_MS have passed (once at least: an
+ * eval that long warms them by itself). */
 static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
 {
     plan_cut cut;
@@ -524,8 +524,8 @@ static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t n
         return HPL_OK;
     uint64_t t0 = hpl__now_ns();
     double ms = 0;
-    int rc = HPL_OK;
-    for (int r = 0; rc == HPL_OK && (r < WARM_UP_RUNS || ms < WARM_UP_MS); r++) {
+    int rc;
+    do {
         rc = search_restore(plan, s);
         if (rc == HPL_OK)
             rc = hpl__plan_run(plan, args, nargs, cut.pieces, cut.count);
@@ -534,14 +534,16 @@ static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t n
             rc = plan_wait(plan->ctx);
         }
         ms = (double)(hpl__now_ns() - t0) * 1e-6;
-    }
+    } while (rc == HPL_OK && ms < WARM_UP_MS);
+    if (rc != HPL_OK)
+        return rc;
     plan->warm_ups++;
     plan->warm_up_ms += ms;
     for (int i = 0; i < plan->device_count; i++)
         if (plan->warms[i])
             hpl__warmth_warmed(&s->warmth[i]);
     s->load_ns = hpl__now_ns();
-    return rc;
+    return HPL_OK;
 }
 
 /* Where a search starts: each device counts as warm when it last got work
