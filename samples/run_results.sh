@@ -60,14 +60,14 @@
 #           steps without: the hop not hidden; so is jacobi's at 16384^2),
 #           the exchange benchmark, and the CPU beside both under plans: g1,
 #           g2, g2c.
-#           About 11 minutes; unbalanced on g2c is ~200 s of it (EXHAUSTIVE:
+#           About 12 minutes; unbalanced on g2c is ~250 s of it (EXHAUSTIVE:
 #           231 points, each run twice, the CPU's share of each setting its
 #           time: the whole 2048x1024 matrix takes the CPU ~0.8 s at x =
-#           100), and Game of Life at 1024^2 x 2000 and 4096^2 x 500 ~100 s
+#           100; the GPUs' warm-ups add some 25%: on gpu0,cpu 23-49%), and Game of Life at 1024^2 x 2000 and 4096^2 x 500 ~100 s
 #           (each band the host checks is the whole grid for every step);
 #           jacobi 16384^2 x 200 on g2 ~20 s a run (1-2 s on the GPUs, the
 #           rest the host: the start, three bands, the rerun on device 0).
-#           call 1: -s '^(unbalanced|bench_exchange|matmul|summa)$'   ~320 s
+#           call 1: -s '^(unbalanced|bench_exchange|matmul|summa)$'   ~370 s
 #           call 2: -s '^(game_of_life|game_of_life_plan|jacobi|wave_sim|ep)$'
 #                                                                     ~340 s
 #           The timeouts add up to 1520 s and 3180 s (-n prints them), but

@@ -610,6 +610,48 @@ static hpl_plan_info bump_once(hpl_context *ctx, const hpl_plan_desc *desc, doub
     return info;
 }
 
+/* The bump kernel over each device's rows, until the call `*user` (from
+ * 0), which fails. */
+static int fails_later(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
+{
+    (void)nargs;
+    int *calls_left = user;
+    if ((*calls_left)-- <= 0)
+        return HPL_ERROR_OUT_OF_RANGE;
+    hpl_array x;
+    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({rg[0].first, rg[0].last}), &x);
+    return rc == HPL_OK ? hpl_runner_run(r, HPL_ARGS(hpl_arr(x))) : rc;
+}
+
+/* A warm-up whose second run fails (after 1.1 s idle the search's first
+ * runs are the warm-up's: one call per device each): the eval fails with
+ * the partitioner's error, and the warm-up is not counted. */
+static void warm_up_fails(hpl_context *ctx)
+{
+    hpl_kernel k = th_kernel(ctx, bump_src);
+    hpl_array x = th_array(ctx, HPL_UINT32, N, 0, 0);
+    int calls_left = hpl_device_count(ctx);
+    hpl_plan *plan = NULL;
+    if (CHECK_OK(hpl_plan_create(ctx,
+                                 &(hpl_plan_desc){.balance = HPL_BALANCE_SINGLE_STEP, .warm_up = HPL_WARM_UP_ALL,
+                                                  .partitioner = fails_later, .user = &calls_left},
+                                 &plan))) {
+        CHECK_OK(hpl_finish(ctx));
+        nanosleep(&(struct timespec){1, 100000000L}, NULL);
+        int rc = hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_arr(x)));
+        hpl_plan_info info;
+        CHECK_OK(hpl_plan_get_info(plan, &info));
+        CHECK(rc == HPL_ERROR_OUT_OF_RANGE && strstr(hpl_last_error(), "partitioner") && info.warm_ups == 0 &&
+                  info.runs == 0 && !info.searched,
+              "a failing warm-up: %s (%s), %d warm-ups, %d runs", hpl_error_name(rc), hpl_last_error(), info.warm_ups,
+              info.runs);
+        hpl_plan_destroy(plan);
+    }
+    CHECK_OK(hpl_finish(ctx));
+    CHECK_OK(hpl_array_destroy(ctx, x));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+}
+
 /* Which devices a search warms up, and when: by default the GPUs (so on
  * Lavapipe nothing, on a GPU machine every device of these plans), none,
  * or all of them; for 250 ms at least, before the first timing when the
@@ -642,6 +684,7 @@ static void warm_clocks(hpl_context *ctx)
                                       .partitioner = sleepy_parts, .keep_split = true},
                      0.0, "warm_up ALL, idle timings");
     CHECK(info.warm_ups >= 1 && info.warm_ups <= 6, "idle timings: %d warm-ups for 6 timings", info.warm_ups);
+    warm_up_fails(ctx);
 }
 
 /* ---- a device far slower than the others ------------------------------- */
