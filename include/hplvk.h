@@ -1083,14 +1083,14 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * search that timed it so would see it 5-6x slower than it runs once the
  * answer keeps it busy, and give the CPU work to match (an EXHAUSTIVE
  * search on the H200 beside Lavapipe timed the GPU alone 4.9-5.6x slow). So
- * before a timed run in which a GPU of the plan is likely cold (it got no
- * work for about a second before the search, or the search kept it busy
- * under 15% of the time for about a second: lib/base/warmth.h), the search
- * runs the eval with the work split evenly over the GPUs, untimed, until
- * 250 ms have passed (once at least). A search that follows other work
- * and keeps its GPUs busy warms nothing up. desc.warm_up: which devices
- * count (GPUs; none; every device); hpl_plan_info.warm_ups and warm_up_ms
- * say what it cost. */
+ * before a timed run that gives work to a GPU of the plan that is likely
+ * cold (it ran no kernel in the second before the search, or never, or the
+ * search kept it busy under 15% of the time for about a second:
+ * lib/base/warmth.h), the search runs the eval with the work split evenly
+ * over the GPUs, untimed, until 250 ms have passed (once at least). A
+ * search that follows other work and keeps its GPUs busy warms nothing up.
+ * desc.warm_up: which devices count (GPUs; none; every device);
+ * hpl_plan_info.warm_ups and warm_up_ms say what it cost. */
 
 typedef struct hpl_plan hpl_plan;
 typedef struct hpl_runner hpl_runner;

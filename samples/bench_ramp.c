@@ -126,7 +126,7 @@ static int phase_duty(ramp *r, double duty, double *median)
         n++;
     }
     from = from < 0 ? n - 1 : from;
-    *median = bench_stats(times + from, n - from).median;
+    *median = n > 0 ? bench_stats(times + from, n - from).median : 0.0;
     return HPL_OK;
 }
 
@@ -197,7 +197,8 @@ static int measure(ramp *r, double *settled_ms)
         if (pts[i].ms >= 1.25 * best)
             *settled_ms = pts[i].at_ms + pts[i].ms;
         if (i < 10 || pts[i].at_ms >= next || i == count - 1) {
-            printf("ramp  at_ms=%8.1f run %4d kernel_ms=%.3f x_best=%.2f\n", pts[i].at_ms, i, pts[i].ms, pts[i].ms / best);
+            printf("ramp  at_ms=%8.1f run %4d kernel_ms=%.3f x_best=%.2f\n", pts[i].at_ms, i, pts[i].ms,
+                   pts[i].ms / best);
             next = pts[i].at_ms + r->phase_ms / 30;
         }
     }
@@ -220,6 +221,10 @@ static bool parse(int argc, char **argv, bool gpu, ramp *r)
     uint64_t iters = memory ? 0 : (gpu ? 16384u : 256u);
     r->phase_ms = bench_validation_env() ? 40 : gpu ? 1500 : 200;
     uint64_t phase = (uint64_t)r->phase_ms;
+    if (argc > 5) {
+        fprintf(stderr, "bench_ramp: %d arguments, at most 4\n", argc - 1);
+        return false;
+    }
     if ((argc > 2 && (!sample_arg_u64("n", argv[2], UINT32_MAX, &r->n) || r->n == 0)) ||
         (argc > 3 && !sample_arg_u64("iters", argv[3], UINT32_MAX, &iters)) ||
         (argc > 4 && (!sample_arg_u64("phase_ms", argv[4], 600000, &phase) || phase == 0)))

@@ -230,6 +230,8 @@ static double sim_search(hpl__balance_kind kind, bool warm_ups, int *warm_up_cou
         speed += 1.0 / m.alone[d];
     }
     *warm_up_count = m.warm_ups;
+    EXPECT(m.gpu[1].count < SIM_PIECES && m.gpu[2].count < SIM_PIECES, "the simulation kept %d and %d pieces of %d",
+           m.gpu[1].count, m.gpu[2].count, SIM_PIECES);
     return makespan * speed;
 }
 
@@ -241,14 +243,14 @@ static void searches(void)
         double cold_at_least; /* without warm-ups: the answer is off by */
     } kinds[] = {{HPL__BALANCE_SINGLE_STEP, "SINGLE_STEP", 3.0},
                  {HPL__BALANCE_ITERATIVE, "ITERATIVE", 2.0},
-                 {HPL__BALANCE_EXHAUSTIVE, "EXHAUSTIVE", 1.0}};
+                 {HPL__BALANCE_EXHAUSTIVE, "EXHAUSTIVE", 0 /* the best either way */}};
     for (int k = 0; k < 3; k++) {
         int n_cold, n_warm;
         double cold = sim_search(kinds[k].kind, false, &n_cold), warm = sim_search(kinds[k].kind, true, &n_warm);
         printf("%-11s cold GPUs: makespan %.2fx the best without warm-ups, %.3fx with %d\n", kinds[k].name, cold,
                warm, n_warm);
-        EXPECT(cold >= kinds[k].cold_at_least, "%s without warm-ups: %.3fx the best (the clock model lost its bite?)",
-               kinds[k].name, cold);
+        EXPECT(kinds[k].cold_at_least == 0 || cold >= kinds[k].cold_at_least,
+               "%s without warm-ups: %.3fx the best (the clock model lost its bite?)", kinds[k].name, cold);
         EXPECT(warm <= 1.06 && n_warm >= 1, "%s with %d warm-ups: %.3fx the best", kinds[k].name, n_warm, warm);
     }
 }

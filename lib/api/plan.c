@@ -497,14 +497,16 @@ static void search_ran(plan_search *s, const plan_cut *cut)
 #define WARM_UP_MS 250.0 /* an H200 raised its clocks after 190 ms of load */
 
 /* The cut that splits the work evenly over the devices to warm; false
- * when none of them is cold. */
-static bool warm_up_cut(const hpl_plan *plan, const plan_search *s, plan_cut *cut)
+ * when none of them is cold with work in `timed`, the run to come. */
+static bool warm_up_cut(const hpl_plan *plan, const plan_search *s, const plan_cut *timed, plan_cut *cut)
 {
     double shares[HPL__MAX_DEVICES];
     int warms = 0;
     bool cold = false;
-    for (int i = 0; i < plan->device_count; i++) {
+    for (int i = 0; i < plan->device_count; i++)
         warms += plan->warms[i];
+    for (int p = 0; p < timed->count; p++) {
+        int i = timed->pieces[p].device;
         cold = cold || (plan->warms[i] && hpl__warmth_cold(&s->warmth[i]));
     }
     for (int i = 0; i < plan->device_count; i++)
@@ -514,13 +516,25 @@ static bool warm_up_cut(const hpl_plan *plan, const plan_search *s, plan_cut *cu
     return cold;
 }
 
-/* Before a timed run: the devices to warm, if one of them is likely cold,
- * run the eval untimed until WARM_UP_MS have passed (once at least: an
- * eval that long warms them by itself). */
-static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+/* The runs a search made are read: with no other user of the event log (a
+ * trace is one), they go, so that the thousands of runs of warm-ups of a
+ * small kernel do not pile up until the context goes. */
+static void search_forget(hpl_context *ctx)
+{
+    HPL__LOCK(ctx);
+    if (hpl__events_users(ctx) == 1)
+        hpl__events_forget(ctx, hpl__events_next_serial(ctx));
+    HPL__UNLOCK(ctx);
+}
+
+/* Before the timed run of `timed`: if a device to warm that has work in it
+ * is likely cold, the devices to warm run the eval untimed until
+ * WARM_UP_MS have passed (once at least: an eval that long warms them by
+ * itself). */
+static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *timed)
 {
     plan_cut cut;
-    if (!warm_up_cut(plan, s, &cut))
+    if (!warm_up_cut(plan, s, timed, &cut))
         return HPL_OK;
     uint64_t t0 = hpl__now_ns();
     double ms = 0;
@@ -535,6 +549,7 @@ static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t n
         }
         ms = (double)(hpl__now_ns() - t0) * 1e-6;
     } while (rc == HPL_OK && ms < WARM_UP_MS);
+    search_forget(plan->ctx);
     if (rc != HPL_OK)
         return rc;
     plan->warm_ups++;
@@ -546,18 +561,23 @@ static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t n
     return HPL_OK;
 }
 
-/* Where a search starts: each device counts as warm when it last got work
- * (or was opened) and idle since, so one that idled a second or more is
- * warmed up before the first timing, and one busy just before is not. */
+/* Where a search starts: each device counts as warm when its last kernel
+ * ran and idle since (cold when it never ran one), so one that idled a
+ * second or more is warmed up before its first timing, and one busy just
+ * before is not. Copies are no load: they keep a GPU's copy engines busy,
+ * not its cores. */
 static void warmth_start(hpl_plan *plan, plan_search *s)
 {
     hpl_context *ctx = plan->ctx;
     uint64_t now = hpl__now_ns();
     HPL__LOCK(ctx);
     for (int i = 0; i < plan->device_count; i++) {
-        uint64_t last = ctx->devices[plan->devices[i]].submitted_ns;
-        hpl__warmth_warmed(&s->warmth[i]);
-        hpl__warmth_ran(&s->warmth[i], 0.0, now > last ? (double)(now - last) * 1e-9 : 0.0);
+        uint64_t last = ctx->devices[plan->devices[i]].kernel_ns;
+        s->warmth[i] = (hpl__warmth){0};
+        if (last) {
+            hpl__warmth_warmed(&s->warmth[i]);
+            hpl__warmth_ran(&s->warmth[i], 0.0, now > last ? (double)(now - last) * 1e-9 : 0.0);
+        }
     }
     HPL__UNLOCK(ctx);
     s->load_ns = now;
@@ -589,7 +609,7 @@ static int candidate(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
         hpl__balance_observe_run(b, ran, e->seconds);
         return HPL_OK;
     }
-    int rc = warm_up(plan, s, args, nargs);
+    int rc = warm_up(plan, s, args, nargs, &cut);
     if (rc == HPL_OK)
         rc = search_restore(plan, s);
     if (rc == HPL_OK)
@@ -598,6 +618,7 @@ static int candidate(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
         return rc;
     search_ran(s, &cut);
     note_load(s, seconds, plan->device_count);
+    search_forget(plan->ctx);
     int accepted = b->stats.timings;
     hpl__balance_observe_run(b, ran, seconds);
     if (b->stats.timings > accepted)

@@ -12,7 +12,8 @@
  *
  * The estimate: a device is cold until it was warmed up (or ran
  * HPL__WARM_RAMP_S without pause within one run); a search starts it warm
- * at the device's last submission and idle since. While warm, its duty
+ * at the device's last kernel and idle since (cold if it ran none). While
+ * warm, its duty
  * (busy time over wall time) is averaged with exponential weights of time
  * constant HPL__WARM_TAU_S; below HPL__WARM_DUTY it is cold again, and
  * stays so until warmed (partial load does not bring the clocks back).

@@ -362,7 +362,6 @@ static void query_import(hpl__device *d)
 void hpl__device_describe(hpl_context *ctx, hpl__device *d, int index, int physical)
 {
     d->index = index;
-    d->submitted_ns = hpl__now_ns();
     d->physical = ctx->physical[physical];
     d->info = ctx->physical_info[physical];
     vkGetPhysicalDeviceProperties(d->physical, &d->props);

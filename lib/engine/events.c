@@ -466,6 +466,12 @@ int hpl__events_enable(hpl_context *ctx, bool on)
         if (ctx->events && ctx->events->users > 0)
             ctx->events->users--;
         ctx->events_on = ctx->events && ctx->events->users > 0;
+        /* No reader left, none to come for what is logged (a new user
+         * starts at the next serial): the completed events go, so that
+         * plans timing every eval (ADAPTIVE, packages) do not grow the log
+         * for as long as the context lives. */
+        if (ctx->events && ctx->events->users == 0)
+            hpl__events_forget(ctx, hpl__events_next_serial(ctx));
         return HPL_OK;
     }
     if (!ctx->events && !(ctx->events = log_create()))

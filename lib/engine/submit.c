@@ -290,7 +290,6 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
         return hpl__vk_error(r, "vkQueueSubmit");
     }
     d->submitted = signal;
-    d->submitted_ns = hpl__now_ns();
     d->stats.submissions++;
     cmd->value = signal;
     return HPL_OK;
