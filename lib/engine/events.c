@@ -498,6 +498,11 @@ uint64_t hpl__events_next_serial(const hpl_context *ctx)
     return ctx->events ? ctx->events->base + ctx->events->count : 1;
 }
 
+size_t hpl__events_held(const hpl_context *ctx)
+{
+    return ctx->events ? ctx->events->count : 0;
+}
+
 uint64_t hpl__events_lost(const hpl_context *ctx)
 {
     return ctx->events ? ctx->events->lost : 0;

@@ -130,6 +130,8 @@ void hpl__events_keep(hpl_context *ctx, uint64_t from);
  * that got host times only because every query pair was in use. */
 uint64_t hpl__events_lost(const hpl_context *ctx);
 uint64_t hpl__events_host_timed(const hpl_context *ctx);
+/* Events the log holds now. */
+size_t hpl__events_held(const hpl_context *ctx);
 /* Frees the log (context destruction, devices idle). */
 void hpl__events_destroy(hpl_context *ctx);
 
