@@ -140,6 +140,9 @@ char *th_tmpdir(const char *tag);
 void th_rmtree(const char *path);
 /* Writes a whole file; false on error. */
 bool th_write_file(const char *path, const void *data, size_t size);
+/* A whole file, NUL-terminated (*size leaves the NUL out), for free();
+ * NULL when it cannot be opened or read into memory. */
+char *th_read_file(const char *path, size_t *size);
 
 /* Seconds since an arbitrary point (for progress output only, never a
  * pass/fail criterion). */

@@ -106,25 +106,6 @@ static void reseal_entry(unsigned char *entry, size_t size)
     put_le64(entry + 48, fmix64(b ^ (a >> 1)));
 }
 
-static unsigned char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    unsigned char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-    do {
-        if (n + 4096 > cap) {
-            cap = cap ? 2 * cap : 65536;
-            buf = realloc(buf, cap);
-        }
-        got = fread(buf + n, 1, 4096, f);
-        n += got;
-    } while (got > 0);
-    fclose(f);
-    *size = n;
-    return buf;
-}
 
 /* The SPIR-V payload's words (host-endian, as the cache stores them). */
 static uint32_t word_at(const unsigned char *entry, size_t i)
@@ -154,7 +135,7 @@ static void bad_payloads(void)
     use_kernel(&desc, "fresh cache for bad payloads");
     listing l = list_files(spv);
     size_t size = 0;
-    unsigned char *original = l.n == 1 ? read_all(l.path[0], &size) : NULL;
+    unsigned char *original = l.n == 1 ? (unsigned char *)th_read_file(l.path[0], &size) : NULL;
     if (!CHECK(original && size > 56 + 20, "%d entries in %s", l.n, spv)) {
         free_listing(&l);
         free(original);
@@ -204,7 +185,7 @@ static void bad_payloads(void)
               why[kind]);
         th_note("%s: %s", what[kind], warning);
         size_t now_size = 0;
-        unsigned char *now = read_all(path, &now_size);
+        unsigned char *now = (unsigned char *)th_read_file(path, &now_size);
         CHECK(now && now_size == size && memcmp(now, original, size) == 0,
               "%s: the entry %s was not written again (%zu bytes)", what[kind], path, now_size);
         free(now);

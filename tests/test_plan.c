@@ -215,18 +215,15 @@ static void traced_search(hpl_context *ctx)
         CHECK_OK(hpl_trace_end(ctx));
         char line[1024];
         hpl_plan_describe(plan, line, sizeof line);
-        FILE *f = fopen(path, "rb");
-        static char text[1 << 22];
-        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-        if (f)
-            fclose(f);
-        text[n] = 0;
-        const char *ev = strstr(text, "\"cat\":\"plan\"");
+        size_t n = 0;
+        char *text = th_read_file(path, &n);
+        const char *ev = text ? strstr(text, "\"cat\":\"plan\"") : NULL;
         CHECK(ev && strstr(ev, "\"description\":\"plan SINGLE_STEP") && !strstr(ev + 1, "\"cat\":\"plan\""),
               "the trace has no single plan event describing the search (%zu bytes)", n);
         /* The search's own account (the times before it are the last eval's). */
         const char *account = strchr(line, ';');
-        CHECK(account && strstr(text, account), "the trace's description differs from '%s'", line);
+        CHECK(account && text && strstr(text, account), "the trace's description differs from '%s'", line);
+        free(text);
         hpl_plan_destroy(plan);
     }
     th_rmtree(dir);
@@ -320,16 +317,14 @@ static void package_check(hpl_context *ctx, hpl_balance balance)
  * a package plan's check), none for the evals after it; -1: no file. */
 static int plan_events(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    size_t n;
+    char *text = th_read_file(path, &n);
+    if (!text)
         return -1;
-    static char text[1 << 22];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
     int count = 0;
     for (const char *p = strstr(text, "\"cat\":\"plan\""); p; p = strstr(p + 1, "\"cat\":\"plan\""))
         count++;
+    free(text);
     return count;
 }
 

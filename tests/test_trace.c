@@ -360,33 +360,6 @@ typedef struct trace {
     int64_t clock_error[16];
 } trace;
 
-static char *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *b = realloc(buf, cap + 1);
-            if (!b)
-                break;
-            buf = b;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    *size = n;
-    return buf;
-}
-
 static int64_t ns_of(double us)
 {
     return llround(us * 1000.0);
@@ -487,7 +460,7 @@ static bool trace_load(const char *path, trace *t)
 {
     memset(t, 0, sizeof *t);
     size_t size = 0;
-    char *text = read_file(path, &size);
+    char *text = th_read_file(path, &size);
     if (!CHECK(text != NULL, "cannot read the trace %s", path))
         return false;
     const char *error;

@@ -79,15 +79,12 @@ int main(void)
         CHECK_OK(hpl_trace_end(ctx));
         size_t ended = held(ctx);
         CHECK(ended <= 16, "the trace ended and the log still holds %zu events", ended);
-        FILE *f = fopen(path, "rb");
-        static char text[1 << 23];
-        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-        if (f)
-            fclose(f);
-        text[n] = 0;
+        size_t n;
+        char *text = th_read_file(path, &n);
         int kernels = 0;
-        for (const char *s = text; (s = strstr(s, "\"cat\":\"kernel\"")); s++)
+        for (const char *s = text; s && (s = strstr(s, "\"cat\":\"kernel\"")); s++)
             kernels++;
+        free(text);
         CHECK(kernels >= 40, "the trace file has %d kernel events of 40 evals and more", kernels);
     }
     th_rmtree(dir);
