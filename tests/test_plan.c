@@ -7,8 +7,11 @@
  * one eval's result however many runs a search made; distributions that
  * cut the rows alike are run only until their cut has its timings; after
  * a search the data sits where the answer puts it (the next eval moves
- * nothing); copies, reset, info, description; bad plans and bad
- * partitioners fail with errors that name the problem. */
+ * nothing); which devices a search warms up and when (before timing a
+ * device idle a second or that never ran a kernel, again when the search
+ * left it idle; not right after work), and a failing warm-up; copies,
+ * reset, info, description; bad plans and bad partitioners fail with
+ * errors that name the problem. */
 #define _POSIX_C_SOURCE 199309L
 #include "harness.h"
 
