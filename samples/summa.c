@@ -424,10 +424,8 @@ static int run_once(hpl_context *ctx, const summa_kernels *k, const summa_grid *
 static int run_reps(hpl_context *ctx, const summa_kernels *k, const summa_grid *g, const summa_arrays *m,
                     summa_size sz, double *best_ms, summa_traffic *t)
 {
-    double ms, warm0 = sample_now_ms(), warm_ms = sample_has_gpu(ctx) ? SAMPLE_WARM_MS : 0.0;
-    do
-        SAMPLE_TRY(run_once(ctx, k, g, m, sz, &ms));
-    while (sample_now_ms() - warm0 < warm_ms);
+    double ms;
+    SAMPLE_WARM_UP(ctx, run_once(ctx, k, g, m, sz, &ms));
     for (int r = 0; r < SUMMA_REPS; r++) {
         SAMPLE_TRY(run_once(ctx, k, g, m, sz, &ms));
         *best_ms = r == 0 ? ms : fmin(*best_ms, ms);

@@ -553,18 +553,24 @@ static void bad_plans(hpl_context *ctx)
 
 /* ---- warm clocks (hplvk.h "Warm clocks") ------------------------------- */
 
-/* The bump kernel over each device's rows; device 0's call first sleeps
- * 0.3 s on the host, which no device's timestamps count: to the search,
- * every device is idle through it. */
+/* The bump kernel (args[0]) over the runner's rows. */
+static int bump_part(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args)
+{
+    hpl_array x;
+    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({rg[0].first, rg[0].last}), &x);
+    return rc == HPL_OK ? hpl_runner_run(r, HPL_ARGS(hpl_arr(x))) : rc;
+}
+
+/* bump_part; device 0's call first sleeps 0.3 s on the host, which no
+ * device's timestamps count: to the search, every device is idle through
+ * it. */
 static int sleepy_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
 {
     (void)nargs;
     (void)user;
     if (hpl_runner_device(r) == 0)
         nanosleep(&(struct timespec){0, 300000000L}, NULL);
-    hpl_array x;
-    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({rg[0].first, rg[0].last}), &x);
-    return rc == HPL_OK ? hpl_runner_run(r, HPL_ARGS(hpl_arr(x))) : rc;
+    return bump_part(r, rg, args);
 }
 
 /* One bump of x by every device (a plan of equal shares; idle_s < 0:
@@ -613,17 +619,12 @@ static hpl_plan_info bump_once(hpl_context *ctx, const hpl_plan_desc *desc, doub
     return info;
 }
 
-/* The bump kernel over each device's rows, until the call `*user` (from
- * 0), which fails. */
+/* bump_part until the call `*user` (from 0), which fails. */
 static int fails_later(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
 {
     (void)nargs;
     int *calls_left = user;
-    if ((*calls_left)-- <= 0)
-        return HPL_ERROR_OUT_OF_RANGE;
-    hpl_array x;
-    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({rg[0].first, rg[0].last}), &x);
-    return rc == HPL_OK ? hpl_runner_run(r, HPL_ARGS(hpl_arr(x))) : rc;
+    return (*calls_left)-- <= 0 ? HPL_ERROR_OUT_OF_RANGE : bump_part(r, rg, args);
 }
 
 /* A warm-up whose second run fails (after 1.1 s idle the search's first

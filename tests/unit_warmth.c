@@ -105,7 +105,7 @@ static void bad_numbers(void)
         hpl__warmth w = warm(), c = {0};
         hpl__warmth_ran(&w, 0.0, walls[i]);
         hpl__warmth_ran(&c, 1.0, walls[i]);
-        EXPECT(w.warm && w.duty == 1.0 && !c.warm, "wall %g changes nothing", walls[i]);
+        EXPECT(!hpl__warmth_cold(&w) && w.duty == 1.0 && hpl__warmth_cold(&c), "wall %g changes nothing", walls[i]);
     }
     hpl__warmth a = warm(), b = warm();
     hpl__warmth_ran(&a, nan, 0.5);

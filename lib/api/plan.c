@@ -569,7 +569,7 @@ static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t n
 static void warmth_start(hpl_plan *plan, plan_search *s)
 {
     hpl_context *ctx = plan->ctx;
-    uint64_t now = hpl__now_ns();
+    uint64_t now = hpl__now_coarse_ns(); /* the stamps' clock */
     HPL__LOCK(ctx);
     for (int i = 0; i < plan->device_count; i++) {
         uint64_t last = ctx->devices[plan->devices[i]].kernel_ns;
@@ -580,7 +580,7 @@ static void warmth_start(hpl_plan *plan, plan_search *s)
         }
     }
     HPL__UNLOCK(ctx);
-    s->load_ns = now;
+    s->load_ns = hpl__now_ns();
 }
 
 /* A timed run ended: each device was busy seconds[i] since the load was

@@ -54,11 +54,25 @@ void hpl__log(const hpl__logger *logger, hpl_log_level level, const char *fmt, .
         fprintf(stderr, "hplvk: %s: %s\n", level == HPL_LOG_WARNING ? "warning" : "error", msg);
 }
 
-uint64_t hpl__now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t hpl__now_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t hpl__now_coarse_ns(void)
+{
+#ifdef CLOCK_MONOTONIC_COARSE
+    return clock_ns(CLOCK_MONOTONIC_COARSE);
+#else
+    return clock_ns(CLOCK_MONOTONIC);
+#endif
 }
 
 int hpl__append(char *buf, size_t size, int at, const char *fmt, ...)

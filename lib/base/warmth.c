@@ -5,7 +5,6 @@
 
 void hpl__warmth_warmed(hpl__warmth *w)
 {
-    w->warm = true;
     w->duty = 1.0;
 }
 
@@ -14,7 +13,7 @@ void hpl__warmth_ran(hpl__warmth *w, double busy_s, double wall_s)
     if (!(wall_s > 0.0) || !isfinite(wall_s))
         return;
     busy_s = isfinite(busy_s) ? fmin(fmax(busy_s, 0.0), wall_s) : 0.0;
-    if (!w->warm) {
+    if (hpl__warmth_cold(w)) {
         if (busy_s < HPL__WARM_RAMP_S)
             return;
         /* Its clocks rose during its work, which comes first (a run's
@@ -27,10 +26,9 @@ void hpl__warmth_ran(hpl__warmth *w, double busy_s, double wall_s)
     }
     double keep = exp(-wall_s / HPL__WARM_TAU_S);
     w->duty = w->duty * keep + busy_s / wall_s * (1.0 - keep);
-    w->warm = w->duty >= HPL__WARM_DUTY;
 }
 
 bool hpl__warmth_cold(const hpl__warmth *w)
 {
-    return !w->warm;
+    return !(w->duty >= HPL__WARM_DUTY);
 }

@@ -28,8 +28,7 @@
 #define HPL__WARM_DUTY 0.15   /* held at 0.2, fell at 0.1 */
 
 typedef struct hpl__warmth {
-    bool warm;
-    double duty; /* while warm */
+    double duty; /* warm while >= HPL__WARM_DUTY; not followed while cold */
 } hpl__warmth;
 
 /* Zero-initialised: cold. */

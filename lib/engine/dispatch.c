@@ -247,7 +247,7 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
                                 &offset);
     }
     record_dispatches(s->op.ctx, cb, s, whole);
-    d->kernel_ns = hpl__now_ns();
+    d->kernel_ns = hpl__now_coarse_ns();
     hpl__ghost_check_after(d, cb, &ghosts);
     hpl__point at;
     rc = hpl__op_submit(&s->op, &at);

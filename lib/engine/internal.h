@@ -125,8 +125,8 @@ typedef struct hpl__device {
     /* Timeline of the compute queue: value n is the n-th submission. */
     VkSemaphore timeline;
     uint64_t submitted;
-    uint64_t kernel_ns; /* host time its last kernel was recorded (0: none yet), under the
-                           context lock: how long it has idled, for the plans' warm clocks */
+    uint64_t kernel_ns; /* host time (coarse) its last kernel was recorded (0: none yet), under
+                           the context lock: how long it has idled, for the plans' warm clocks */
     /* Host-signalled timeline the progress thread advances when work this
      * device waits for on other devices is done. */
     VkSemaphore gate;
