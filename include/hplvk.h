@@ -205,7 +205,13 @@ HPL_API int hpl_finish(hpl_context *ctx);
  * device: its own VkDevice with its own memory, a compute queue and, where the
  * hardware has one, a dedicated transfer queue. One physical device may be
  * opened as several logical devices (HPLVK_DEVICES=cpu:4); data between them
- * then really moves, through the host, as between separate GPUs. A device
+ * then really moves, through the host, as between separate GPUs. Separate
+ * VkDevices of one GPU time-share it (a context switch each time the GPU
+ * turns from one to another); with HPLVK_LOGICAL_DEVICES=queues they are
+ * instead queues of one VkDevice, each with its own memory still, and run
+ * side by side where the GPU's compute family has a queue for each
+ * (hpl_device_info.shares_vkdevice; else, as on Lavapipe's one queue, each
+ * has its own VkDevice). A device
  * that shares memory with the host may instead be zero-copy, working on the
  * host's copy of every array; "cpu+zc,cpu:2" mixes both on one CPU, as a
  * machine with an integrated GPU and discrete GPUs would
@@ -266,6 +272,8 @@ typedef struct hpl_device_info {
                                     * (else, or under HPLVK_HOST_IMPORT=0, they are staged:
                                     * hpl_device_stats.staged_bytes) */
     bool zero_copy;                /* kernels work on the host's copy (hpl_context_desc.zero_copy, "+zc") */
+    bool shares_vkdevice;          /* on queues of a VkDevice that other logical devices of its physical
+                                    * device use too (HPLVK_LOGICAL_DEVICES=queues, chapter 8) */
     uint64_t memory_limit;         /* bytes of arrays it may hold (hpl_context_desc.device_memory_limit) */
 } hpl_device_info;
 

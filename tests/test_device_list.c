@@ -15,7 +15,14 @@
  *   3. "cpu+zc,cpu:2": a kernel on each device and a host read give the
  *      right values, the zero-copy device moving nothing and the others
  *      moving their data; again after a host write. (Data handed from one
- *      of these devices to another: test_zero_copy_mix.) */
+ *      of these devices to another: test_zero_copy_mix.)
+ *   4. HPLVK_LOGICAL_DEVICES: other than vkdevices/queues refused; under
+ *      queues, three logical devices of one physical device share a
+ *      VkDevice exactly when the compute family hplvk picks (compute-only
+ *      preferred) has three queues (not on Lavapipe's one queue; on an H200
+ *      they do), and a chain of kernels from one to the next, with no host
+ *      wait between, then one eval split over all three, give the host's
+ *      values. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "harness.h"
 
@@ -286,13 +293,93 @@ static void kernels_on_mix(void)
     hpl_context_destroy(ctx);
 }
 
+/* ---- 4. logical devices on queues of one VkDevice -------------------------- */
+
+/* The queue count of the compute family device.c picks: the last one
+ * without graphics, else the first with compute. */
+static uint32_t compute_queues(const hpl_device_info *info)
+{
+    int pick = -1;
+    for (uint32_t q = 0; q < info->queue_family_count; q++) {
+        uint32_t f = info->queue_families[q].flags;
+        if ((f & HPL_QUEUE_COMPUTE) && (pick < 0 || !(f & HPL_QUEUE_GRAPHICS)))
+            pick = (int)q;
+    }
+    return pick < 0 ? 0 : info->queue_families[pick].count;
+}
+
+static void chain_and_split(hpl_context *ctx)
+{
+    hpl_kernel affine = th_kernel(ctx, affine_src);
+    hpl_array y[4];
+    for (int k = 0; k < 4; k++)
+        y[k] = th_array(ctx, HPL_FLOAT32, N, 0, 0);
+    float *p = th_access(ctx, y[0], HPL_WRITE);
+    if (p)
+        for (int i = 0; i < N; i++)
+            p[i] = (float)i;
+    /* y1 = 2 y0 + 1 on device 0, y2 = 2 y1 + 1 on device 1, y3 = 2 y2 + 1 on
+     * device 2: y3 = 8 i + 7. */
+    for (int d = 0; d < 3; d++)
+        CHECK_OK(hpl_eval(ctx, affine, &(hpl_launch){.device = d},
+                          HPL_ARGS(hpl_arr(y[d]), hpl_arr(y[d + 1]), hpl_f32(2.0f), hpl_f32(1.0f))));
+    /* Split over all three: y1 = -y3 + 3 = -8 i - 4. */
+    CHECK_OK(hpl_eval(ctx, affine, &(hpl_launch){.devices = {0, 1, 2}, .device_count = 3},
+                      HPL_ARGS(hpl_part1(y[3], 0), hpl_part1(y[1], 0), hpl_f32(-1.0f), hpl_f32(3.0f))));
+    int first = -1;
+    const float *q = th_access(ctx, y[3], HPL_READ);
+    int bad = q ? count_wrong(q, 8.0f, 7.0f, &first) : -1;
+    CHECK(bad == 0, "queues: the chain left %d elements wrong, first y[%d] = %g want %g", bad, first,
+          bad > 0 ? q[first] : 0.0f, 8.0f * (float)first + 7.0f);
+    q = th_access(ctx, y[1], HPL_READ);
+    bad = q ? count_wrong(q, -8.0f, -4.0f, &first) : -1;
+    CHECK(bad == 0, "queues: the split eval left %d elements wrong, first y[%d] = %g want %g", bad, first,
+          bad > 0 ? q[first] : 0.0f, -8.0f * (float)first - 4.0f);
+    for (int k = 0; k < 4; k++)
+        CHECK_OK(hpl_array_destroy(ctx, y[k]));
+}
+
+static void logical_on_queues(void)
+{
+    static const char *const bad[] = {"Queues", "queues ", "1", "vkdevice"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("HPLVK_LOGICAL_DEVICES", bad[i], 1);
+        char named[64];
+        snprintf(named, sizeof named, "HPLVK_LOGICAL_DEVICES='%s'", bad[i]);
+        refused("cpu", HPL_ZERO_COPY_AUTO, HPL_ERROR_INVALID_ARGUMENT, named, "not vkdevices or queues", named);
+    }
+    const char *three = th_devices("cpu0:3");
+    static const char *const modes[] = {"vkdevices", "queues"};
+    for (int m = 0; m < 2; m++) {
+        setenv("HPLVK_LOGICAL_DEVICES", modes[m], 1);
+        hpl_context *ctx = NULL;
+        if (!CHECK_OK(create(three, HPL_ZERO_COPY_OFF, 0, &ctx)))
+            continue;
+        for (int d = 0; d < hpl_device_count(ctx); d++) {
+            hpl_device_info info;
+            if (!CHECK_OK(hpl_device_get_info(ctx, d, &info)))
+                continue;
+            bool want = m == 1 && compute_queues(&info) >= 3;
+            CHECK(info.shares_vkdevice == want,
+                  "HPLVK_LOGICAL_DEVICES=%s, '%s': device %d (%s, %u compute queues) shares_vkdevice %d, want %d",
+                  modes[m], three, d, info.name, compute_queues(&info), info.shares_vkdevice, want);
+            CHECK(info.replica == (uint32_t)d, "%s: device %d is replica %u", modes[m], d, info.replica);
+        }
+        chain_and_split(ctx);
+        hpl_context_destroy(ctx);
+    }
+    unsetenv("HPLVK_LOGICAL_DEVICES");
+}
+
 int main(void)
 {
     unsetenv("HPLVK_DEVICES");
     unsetenv("HPLVK_ZERO_COPY");
     unsetenv("HPLVK_DEVICE_MEMORY_LIMIT");
+    unsetenv("HPLVK_LOGICAL_DEVICES");
     environment();
     per_entry();
     kernels_on_mix();
+    logical_on_queues();
     return th_finish(NULL);
 }

@@ -7,6 +7,7 @@
 #include "validate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static hpl_device_type device_type(VkPhysicalDeviceType t)
@@ -153,18 +154,32 @@ uint32_t hpl__physical_features(VkPhysicalDevice pd)
 }
 
 /* The compute queue family (compute-only preferred: it is what compute
- * work gets on GPUs that have one) and a transfer-only family if any. */
-static void pick_queues(const hpl_device_info *info, uint32_t *compute, int *transfer)
+ * work gets on GPUs that have one). */
+static uint32_t compute_family_of(const hpl_device_info *info)
 {
-    *compute = UINT32_MAX;
-    *transfer = -1;
+    uint32_t compute = UINT32_MAX;
     for (uint32_t q = 0; q < info->queue_family_count; q++) {
         uint32_t f = info->queue_families[q].flags;
-        if ((f & HPL_QUEUE_COMPUTE) && (*compute == UINT32_MAX || !(f & HPL_QUEUE_GRAPHICS)))
-            *compute = q;
-        if (f == HPL_QUEUE_TRANSFER && *transfer < 0)
-            *transfer = (int)q;
+        if ((f & HPL_QUEUE_COMPUTE) && (compute == UINT32_MAX || !(f & HPL_QUEUE_GRAPHICS)))
+            compute = q;
     }
+    return compute;
+}
+
+/* A transfer-only family, or -1: the first, unless `share` logical devices
+ * need a queue each and a later one has more of them (an H200 has 2, 7 and
+ * 1 in three such families). */
+static int transfer_family_of(const hpl_device_info *info, uint32_t share)
+{
+    int transfer = -1;
+    for (uint32_t q = 0; q < info->queue_family_count; q++) {
+        if (info->queue_families[q].flags != HPL_QUEUE_TRANSFER)
+            continue;
+        uint32_t have = transfer < 0 ? 0 : info->queue_families[transfer].count;
+        if (transfer < 0 || (have < share && info->queue_families[q].count > have))
+            transfer = (int)q;
+    }
+    return transfer;
 }
 
 static int find_memory_type(const VkPhysicalDeviceMemoryProperties *mp, VkMemoryPropertyFlags want,
@@ -178,18 +193,36 @@ static int find_memory_type(const VkPhysicalDeviceMemoryProperties *mp, VkMemory
     return -1;
 }
 
-static int create_logical(hpl__device *d, uint32_t compute_family, int transfer_family)
+/* The compute queue number `slot` of d's VkDevice, and its transfer queue
+ * of that number when the VkDevice has one. */
+static void take_queues(hpl__device *d, uint32_t slot)
 {
-    float priority = 1.0f;
+    vkGetDeviceQueue(d->device, d->queue_family, slot, &d->queue);
+    if (slot < d->transfer_queue_count) {
+        vkGetDeviceQueue(d->device, d->transfer_family, slot, &d->transfer_queue);
+        d->info.dedicated_transfer_queue = true;
+    }
+}
+
+/* The VkDevice, with `share` queues of the compute family (one for each
+ * logical device that runs on it: HPLVK_LOGICAL_DEVICES=queues) and as many
+ * of the transfer family as it has, up to that. */
+static int create_logical(hpl__device *d, uint32_t compute_family, int transfer_family, uint32_t share)
+{
+    float priorities[HPL__MAX_DEVICES];
+    for (int i = 0; i < HPL__MAX_DEVICES; i++)
+        priorities[i] = 1.0f;
+    d->transfer_queue_count =
+        transfer_family >= 0 ? HPL__MIN(share, d->info.queue_families[transfer_family].count) : 0;
     VkDeviceQueueCreateInfo queues[2] = {
         {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
          .queueFamilyIndex = compute_family,
-         .queueCount = 1,
-         .pQueuePriorities = &priority},
+         .queueCount = share,
+         .pQueuePriorities = priorities},
         {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
          .queueFamilyIndex = (uint32_t)transfer_family,
-         .queueCount = 1,
-         .pQueuePriorities = &priority},
+         .queueCount = d->transfer_queue_count,
+         .pQueuePriorities = priorities},
     };
     VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceFeatures2 supported = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v12};
@@ -235,12 +268,10 @@ static int create_logical(hpl__device *d, uint32_t compute_family, int transfer_
         return hpl__vk_error(r, "vkCreateDevice");
     d->features = hpl__physical_features(d->physical); /* each enabled above where supported */
     d->queue_family = compute_family;
-    vkGetDeviceQueue(d->device, compute_family, 0, &d->queue);
-    if (transfer_family >= 0) {
-        d->transfer_family = (uint32_t)transfer_family;
-        vkGetDeviceQueue(d->device, d->transfer_family, 0, &d->transfer_queue);
-        d->info.dedicated_transfer_queue = true;
-    }
+    d->transfer_family = transfer_family >= 0 ? (uint32_t)transfer_family : 0;
+    d->queue_share = share;
+    d->info.shares_vkdevice = share > 1;
+    take_queues(d, 0);
     return HPL_OK;
 }
 
@@ -400,20 +431,75 @@ int hpl__device_setup(hpl_context *ctx, hpl__device *d)
     return rc;
 }
 
-static int open_device(hpl_context *ctx, hpl__device *d, int index, const hpl__devspec_entry *e)
+/* HPLVK_LOGICAL_DEVICES (untrusted): "vkdevices" (default) or "queues". */
+static int logical_mode(bool *queues)
+{
+    const char *env = getenv("HPLVK_LOGICAL_DEVICES");
+    *queues = env && !strcmp(env, "queues");
+    if (env && *env && !*queues && strcmp(env, "vkdevices"))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "HPLVK_LOGICAL_DEVICES='%.40s' is not vkdevices or queues", env);
+    return HPL_OK;
+}
+
+/* How many compute queues the VkDevice of entries[i], the first logical
+ * device of its physical device, makes: one per logical device of that
+ * physical device when they share it and its family has that many, else
+ * one (each logical device makes its own VkDevice). */
+static uint32_t queue_share(const hpl__devspec_entry *entries, int count, int i, uint32_t compute_family,
+                            const hpl_device_info *info, bool queues)
+{
+    uint32_t n = 0;
+    for (int j = 0; j < count; j++)
+        n += entries[j].physical == entries[i].physical;
+    return queues && n <= info->queue_families[compute_family].count ? n : 1;
+}
+
+static void describe_entry(hpl_context *ctx, hpl__device *d, int index, const hpl__devspec_entry *e)
 {
     hpl__device_describe(ctx, d, index, e->physical);
     d->info.replica = (uint32_t)e->replica;
     d->zero_copy_asked = e->zero_copy;
     if (e->entry)
         snprintf(d->entry, sizeof d->entry, "%.*s", e->entry_len, e->entry);
-    uint32_t compute;
-    int transfer;
-    pick_queues(&d->info, &compute, &transfer);
+}
+
+static int open_device(hpl_context *ctx, int index, const hpl__devspec_entry *entries, int count, bool queues)
+{
+    hpl__device *d = &ctx->devices[index];
+    describe_entry(ctx, d, index, &entries[index]);
+    uint32_t compute = compute_family_of(&d->info);
     if (compute == UINT32_MAX)
         return hpl__fail(HPL_ERROR_UNSUPPORTED, "device %s has no compute queue", d->info.name);
-    int rc = create_logical(d, compute, transfer);
+    uint32_t share = queue_share(entries, count, index, compute, &d->info, queues);
+    int rc = create_logical(d, compute, transfer_family_of(&d->info, share), share);
     return rc == HPL_OK ? hpl__device_setup(ctx, d) : rc;
+}
+
+/* Device `index` on queues of `host`'s VkDevice, which made one for it. */
+static int join_device(hpl_context *ctx, int index, const hpl__devspec_entry *e, const hpl__device *host)
+{
+    hpl__device *d = &ctx->devices[index];
+    describe_entry(ctx, d, index, e);
+    d->guest = true;
+    d->info.shares_vkdevice = true;
+    d->device = host->device;
+    d->features = host->features;
+    d->queue_family = host->queue_family;
+    d->transfer_family = host->transfer_family;
+    d->transfer_queue_count = host->transfer_queue_count;
+    d->timestamps.host_reset = host->timestamps.host_reset;
+    d->timestamps.calibrated_ext = host->timestamps.calibrated_ext;
+    take_queues(d, d->info.replica);
+    return hpl__device_setup(ctx, d);
+}
+
+/* The device opened before `index` whose VkDevice has a queue for it. */
+static const hpl__device *queue_host(const hpl_context *ctx, int index, const hpl__devspec_entry *entries)
+{
+    for (int j = 0; j < index; j++)
+        if (entries[j].physical == entries[index].physical && ctx->devices[j].queue_share > 1)
+            return &ctx->devices[j];
+    return NULL;
 }
 
 int hpl__devices_open(hpl_context *ctx, const char *spec)
@@ -423,13 +509,17 @@ int hpl__devices_open(hpl_context *ctx, const char *spec)
         types[i] = ctx->physical_info[i].type;
     hpl__devspec_entry entries[HPL__MAX_DEVICES];
     int count = 0;
-    int rc = hpl__devspec_resolve(spec, HPL__MIN(ctx->physical_count, 64), types, entries, HPL__MAX_DEVICES, &count);
+    bool queues = false;
+    int rc = logical_mode(&queues);
+    if (rc == HPL_OK)
+        rc = hpl__devspec_resolve(spec, HPL__MIN(ctx->physical_count, 64), types, entries, HPL__MAX_DEVICES, &count);
     for (int i = 0; rc == HPL_OK && i < count; i++) {
         ctx->device_count = i + 1; /* so that close cleans up a half-open device */
         pthread_mutex_init(&ctx->devices[i].batch_lock, NULL);
         ctx->devices[i].batch_lock_made = true;
         ctx->devices[i].peer_export = hpl__peer_wanted(ctx, entries, count, i);
-        rc = open_device(ctx, &ctx->devices[i], i, &entries[i]);
+        const hpl__device *host = queue_host(ctx, i, entries);
+        rc = host ? join_device(ctx, i, &entries[i], host) : open_device(ctx, i, entries, count, queues);
     }
     if (rc == HPL_OK)
         hpl__peers_open(ctx);
@@ -478,7 +568,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
         vkDestroySemaphore(d->device, d->timeline, NULL);
     if (d->gate)
         vkDestroySemaphore(d->device, d->gate, NULL);
-    if (!d->borrowed)
+    if (!d->borrowed && !d->guest)
         vkDestroyDevice(d->device, NULL);
     memset(d, 0, sizeof *d);
 }
@@ -486,7 +576,8 @@ static void close_device(hpl_context *ctx, hpl__device *d)
 void hpl__devices_close(hpl_context *ctx)
 {
     hpl__peers_close(ctx); /* imported timelines go before any device */
-    for (int i = 0; i < ctx->device_count; i++)
+    /* Last first: a guest's objects go before the VkDevice they are on. */
+    for (int i = ctx->device_count - 1; i >= 0; i--)
         close_device(ctx, &ctx->devices[i]);
     ctx->device_count = 0;
 }

@@ -114,6 +114,13 @@ typedef struct hpl__device {
     uint32_t queue_family;
     VkQueue transfer_queue; /* dedicated transfer queue or VK_NULL_HANDLE */
     uint32_t transfer_family;
+    /* HPLVK_LOGICAL_DEVICES=queues (device.c): logical devices of one GPU
+     * on queues of one VkDevice. The device that made the VkDevice made
+     * queue_share compute queues (1 when it runs alone) and
+     * transfer_queue_count transfer ones; the others run on queue number
+     * info.replica of each and have guest set. */
+    uint32_t queue_share, transfer_queue_count;
+    bool guest;
 
     uint32_t local_memory_type;   /* arrays */
     uint32_t upload_memory_type;  /* argument blocks: host-visible, coherent */

@@ -10,7 +10,9 @@
  * one physical device and driver (same deviceUUID and driverUUID): logical
  * devices of one GPU ("gpu0:2"). Between two GPUs, on drivers without it
  * (Mesa 22.3's Lavapipe has no VK_KHR_external_semaphore_fd) and on the
- * application's devices (interop) the gate stays.
+ * application's devices (interop) the gate stays. Logical devices on
+ * queues of one VkDevice (HPLVK_LOGICAL_DEVICES=queues) wait on each
+ * other's timelines as they are.
  *
  * Off with validation on: the layer (1.3.239) tracks a timeline's payload
  * per VkSemaphore, so a wait on a value another VkDevice signals looks
@@ -124,9 +126,20 @@ void hpl__peers_open(hpl_context *ctx)
     int pairs = 0, failed = 0;
     for (int i = 0; i < ctx->device_count; i++) {
         hpl__device *a = &ctx->devices[i];
-        for (int j = 0; a->peer_export && j < ctx->device_count; j++) {
+        for (int j = 0; j < ctx->device_count; j++) {
             hpl__device *b = &ctx->devices[j];
-            if (j == i || !b->peer_export || !same_device(a, b))
+            if (j == i)
+                continue;
+            if (a->device == b->device) {
+                /* Queues of one VkDevice (HPLVK_LOGICAL_DEVICES=queues):
+                 * A's timeline itself, nothing to import. */
+                if (!peers_disabled(ctx)) {
+                    b->peer[i] = a->timeline;
+                    pairs++;
+                }
+                continue;
+            }
+            if (!a->peer_export || !b->peer_export || !same_device(a, b))
                 continue;
             /* Any failure leaves the pair on the gate: slower, never wrong. */
             if (import_timeline(a, b, &b->peer[i]))
@@ -153,7 +166,7 @@ void hpl__peers_close(hpl_context *ctx)
         /* Its work that waits on them is over before they go. */
         vkDeviceWaitIdle(b->device);
         for (int i = 0; i < ctx->device_count; i++) {
-            if (b->peer[i])
+            if (b->peer[i] && b->peer[i] != ctx->devices[i].timeline) /* not A's own */
                 vkDestroySemaphore(b->device, b->peer[i], NULL);
             b->peer[i] = VK_NULL_HANDLE;
         }
