@@ -65,7 +65,9 @@
  *          after each hop; without it (the reason is printed) no raw hop.
  *          B's result is checked after every hop.
  *   The step times the host sees, for reference: hplvk's steps each waited
- *   (hpl_array_wait) and back to back (hpl_finish); the raw round trip, one
+ *   (hpl_array_wait) and back to back (hpl_finish), and of the latter the
+ *   host's time inside hpl_eval (when it is most of the step, the host
+ *   sets the pace: issue 18's finest grain); the raw round trip, one
  *   dispatch of a tiny kernel over one part's elements on device 0's
  *   physical device, recorded once: vkQueueSubmit + spin on the fence, and
  *   + vkWaitForFences.
@@ -403,18 +405,22 @@ static bool halo_step(hpl_context *ctx, halo *h)
     return true;
 }
 
-/* `steps` steps, each waited for (latency), or back to back; per step. */
-static bool halo_run(hpl_context *ctx, halo *h, int steps, bool wait_each, double *us)
+/* `steps` steps, each waited for (latency), or back to back; per step:
+ * the whole (*us) and the host's time inside hpl_eval (*in_eval). */
+static bool halo_run(hpl_context *ctx, halo *h, int steps, bool wait_each, double *us, double *in_eval)
 {
-    double t0 = bench_now_us();
+    double t0 = bench_now_us(), inside = 0;
     for (int s = 0; s < steps; s++) {
+        double e0 = bench_now_us();
         if (!halo_step(ctx, h))
             return false;
+        inside += bench_now_us() - e0;
         if (wait_each)
             BENCH_HPL(hpl_array_wait(ctx, h->g[h->steps % 2]));
     }
     BENCH_HPL(hpl_finish(ctx));
     *us = (bench_now_us() - t0) / steps;
+    *in_eval = inside / steps;
     return true;
 }
 
@@ -947,7 +953,7 @@ static void trace_hops(const trace_scan *s, const double *issued, int p, int c, 
  * ====================================================================== */
 
 enum { X_H, X_RAW, X_COUNT };                          /* (i), per size */
-enum { L_H_WAIT, L_H_BACK, L_RAW_SPIN, L_RAW_BLOCK, L_COUNT }; /* (ii) */
+enum { L_H_WAIT, L_H_BACK, L_H_EVAL, L_RAW_SPIN, L_RAW_BLOCK, L_COUNT }; /* (ii) */
 
 typedef struct exchange_result {
     uint64_t bytes;
@@ -1139,8 +1145,10 @@ static bool halo_bench_create(hdevs *h, bvk_device *C, bvk_device *D, const conf
 static bool halo_round(hdevs *h, halo_bench *b, const config *cfg, int r)
 {
     hpl_context *ctx = h->ctx;
-    return halo_run(ctx, &b->hl, cfg->steps, true, &b->step[L_H_WAIT][r]) && hpl_stats_reset(ctx) == HPL_OK &&
-           halo_run(ctx, &b->hl, cfg->steps, false, &b->step[L_H_BACK][r]) &&
+    double in_eval_waited;
+    return halo_run(ctx, &b->hl, cfg->steps, true, &b->step[L_H_WAIT][r], &in_eval_waited) &&
+           hpl_stats_reset(ctx) == HPL_OK &&
+           halo_run(ctx, &b->hl, cfg->steps, false, &b->step[L_H_BACK][r], &b->step[L_H_EVAL][r]) &&
            halo_traffic(ctx, (uint64_t)cfg->steps, r == cfg->rounds - 1) && halo_traced(ctx, b, cfg->steps) &&
            rt_run(&b->rt, cfg->steps, BVK_SPIN, &b->step[L_RAW_SPIN][r]) &&
            rt_run(&b->rt, cfg->steps, BVK_BLOCK, &b->step[L_RAW_BLOCK][r]) && raw_hops(b, cfg->steps, true);
@@ -1151,6 +1159,7 @@ static void print_steps(halo_bench *b, const config *cfg, bench_stat st[L_COUNT]
     static const char *const label[L_COUNT] = {
         "hplvk  step: eval on devices 0+1, hpl_array_wait",
         "hplvk  steps back to back, hpl_finish (per step)",
+        "hplvk  of which the host in hpl_eval (per step)",
         "raw    1 dispatch: vkQueueSubmit + spin on fence",
         "raw    1 dispatch: vkQueueSubmit + vkWaitForFences",
     };
@@ -1224,8 +1233,8 @@ static void print_targets(const halo_bench *b, const double hop[HOP_COUNT], doub
 static bool run_halo(hdevs *h, bvk_device *C, bvk_device *D, const config *cfg)
 {
     halo_bench b = {0};
-    double warm;
-    bool ok = halo_bench_create(h, C, D, cfg, &b) && halo_run(h->ctx, &b.hl, 3, true, &warm) &&
+    double warm, warm_in_eval;
+    bool ok = halo_bench_create(h, C, D, cfg, &b) && halo_run(h->ctx, &b.hl, 3, true, &warm, &warm_in_eval) &&
               rt_run(&b.rt, 3, BVK_SPIN, &warm) && raw_hops(&b, 3, false);
     for (int r = 0; ok && r < cfg->rounds; r++)
         ok = halo_round(h, &b, cfg, r);
