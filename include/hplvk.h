@@ -1264,12 +1264,24 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      chunks of 2 to 16 MiB, except between two CPU
  *                      devices (whole). A malformed value makes
  *                      hpl_context_create fail.
+ * HPLVK_LOGICAL_DEVICES  how the logical devices of one physical device
+ *                      ("gpu0:2") are made: "vkdevices" (unset or "": the
+ *                      default) a VkDevice each, which a GPU time-shares
+ *                      (a context switch each time it turns from one to
+ *                      another: ~210 us a stencil step on an H200);
+ *                      "queues" queues of one VkDevice, one compute queue
+ *                      each and a transfer queue each while a transfer
+ *                      family has enough, each with its own memory still, running
+ *                      side by side, when the compute family has a queue
+ *                      for each (else a VkDevice each; Lavapipe has one
+ *                      queue). hpl_device_info.shares_vkdevice says which.
+ *                      Other values make hpl_context_create fail.
  * HPLVK_PEER_SEMAPHORES=0  every wait of one device for another goes
  *                      through the progress thread. Otherwise logical
  *                      devices of one GPU whose driver shares timeline
- *                      semaphores (VK_KHR_external_semaphore_fd) wait on
- *                      each other's timeline directly (never with
- *                      validation on).
+ *                      semaphores (VK_KHR_external_semaphore_fd), or that
+ *                      are queues of one VkDevice, wait on each other's
+ *                      timeline directly (never with validation on).
  * HPLVK_STRIDED_COPY  how a copy of a box whose contiguous runs are short
  *                      and many (a column panel of a row-major matrix, a
  *                      strided subarray, a column halo: 16 runs or more,

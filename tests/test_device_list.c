@@ -56,6 +56,19 @@ static void refused(const char *devices, int zero_copy, int code, const char *w1
         hpl_context_destroy(ctx);
 }
 
+/* Each of `values` in the variable `var` makes hpl_context_create fail,
+ * naming the variable and the value, with `says` in the message. */
+static void refused_values(const char *var, const char *const *values, size_t count, const char *says)
+{
+    for (size_t i = 0; i < count; i++) {
+        setenv(var, values[i], 1);
+        char named[64];
+        snprintf(named, sizeof named, "%s='%s'", var, values[i]);
+        refused("cpu", HPL_ZERO_COPY_AUTO, HPL_ERROR_INVALID_ARGUMENT, named, says, named);
+    }
+    unsetenv(var);
+}
+
 /* ---- 1. the environment --------------------------------------------------- */
 
 static void environment(void)
@@ -115,22 +128,10 @@ static void environment(void)
     unsetenv("HPLVK_DEVICE_MEMORY_LIMIT");
 
     static const char *const zc[] = {"yes", "2", "on", " 1"};
-    for (size_t i = 0; i < sizeof zc / sizeof zc[0]; i++) {
-        setenv("HPLVK_ZERO_COPY", zc[i], 1);
-        char named[64];
-        snprintf(named, sizeof named, "HPLVK_ZERO_COPY='%s'", zc[i]);
-        refused("cpu", HPL_ZERO_COPY_AUTO, HPL_ERROR_INVALID_ARGUMENT, named, "neither 0", named);
-    }
-    unsetenv("HPLVK_ZERO_COPY");
+    refused_values("HPLVK_ZERO_COPY", zc, sizeof zc / sizeof zc[0], "neither 0");
 
     static const char *const lanes[] = {"on", "", "Shared", "auto ", "1"};
-    for (size_t i = 0; i < sizeof lanes / sizeof lanes[0]; i++) {
-        setenv("HPLVK_TRANSFER_LANE", lanes[i], 1);
-        char named[64];
-        snprintf(named, sizeof named, "HPLVK_TRANSFER_LANE='%s'", lanes[i]);
-        refused("cpu", HPL_ZERO_COPY_AUTO, HPL_ERROR_INVALID_ARGUMENT, named, "not auto, off or shared", named);
-    }
-    unsetenv("HPLVK_TRANSFER_LANE");
+    refused_values("HPLVK_TRANSFER_LANE", lanes, sizeof lanes / sizeof lanes[0], "not auto, off or shared");
 }
 
 /* ---- 2. per-entry zero copy ----------------------------------------------- */
@@ -342,12 +343,7 @@ static void chain_and_split(hpl_context *ctx)
 static void logical_on_queues(void)
 {
     static const char *const bad[] = {"Queues", "queues ", "1", "vkdevice"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        setenv("HPLVK_LOGICAL_DEVICES", bad[i], 1);
-        char named[64];
-        snprintf(named, sizeof named, "HPLVK_LOGICAL_DEVICES='%s'", bad[i]);
-        refused("cpu", HPL_ZERO_COPY_AUTO, HPL_ERROR_INVALID_ARGUMENT, named, "not vkdevices or queues", named);
-    }
+    refused_values("HPLVK_LOGICAL_DEVICES", bad, sizeof bad / sizeof bad[0], "not vkdevices or queues");
     const char *three = th_devices("cpu0:3");
     static const char *const modes[] = {"vkdevices", "queues"};
     for (int m = 0; m < 2; m++) {
