@@ -406,7 +406,8 @@ static bool halo_step(hpl_context *ctx, halo *h)
 }
 
 /* `steps` steps, each waited for (latency), or back to back; per step:
- * the whole (*us) and the host's time inside hpl_eval (*in_eval). */
+ * the whole (*us) and, when in_eval is not NULL, the host's time inside
+ * hpl_eval. */
 static bool halo_run(hpl_context *ctx, halo *h, int steps, bool wait_each, double *us, double *in_eval)
 {
     double t0 = bench_now_us(), inside = 0;
@@ -420,7 +421,8 @@ static bool halo_run(hpl_context *ctx, halo *h, int steps, bool wait_each, doubl
     }
     BENCH_HPL(hpl_finish(ctx));
     *us = (bench_now_us() - t0) / steps;
-    *in_eval = inside / steps;
+    if (in_eval)
+        *in_eval = inside / steps;
     return true;
 }
 
@@ -1145,8 +1147,7 @@ static bool halo_bench_create(hdevs *h, bvk_device *C, bvk_device *D, const conf
 static bool halo_round(hdevs *h, halo_bench *b, const config *cfg, int r)
 {
     hpl_context *ctx = h->ctx;
-    double in_eval_waited;
-    return halo_run(ctx, &b->hl, cfg->steps, true, &b->step[L_H_WAIT][r], &in_eval_waited) &&
+    return halo_run(ctx, &b->hl, cfg->steps, true, &b->step[L_H_WAIT][r], NULL) &&
            hpl_stats_reset(ctx) == HPL_OK &&
            halo_run(ctx, &b->hl, cfg->steps, false, &b->step[L_H_BACK][r], &b->step[L_H_EVAL][r]) &&
            halo_traffic(ctx, (uint64_t)cfg->steps, r == cfg->rounds - 1) && halo_traced(ctx, b, cfg->steps) &&
@@ -1233,8 +1234,8 @@ static void print_targets(const halo_bench *b, const double hop[HOP_COUNT], doub
 static bool run_halo(hdevs *h, bvk_device *C, bvk_device *D, const config *cfg)
 {
     halo_bench b = {0};
-    double warm, warm_in_eval;
-    bool ok = halo_bench_create(h, C, D, cfg, &b) && halo_run(h->ctx, &b.hl, 3, true, &warm, &warm_in_eval) &&
+    double warm;
+    bool ok = halo_bench_create(h, C, D, cfg, &b) && halo_run(h->ctx, &b.hl, 3, true, &warm, NULL) &&
               rt_run(&b.rt, 3, BVK_SPIN, &warm) && raw_hops(&b, 3, false);
     for (int r = 0; ok && r < cfg->rounds; r++)
         ok = halo_round(h, &b, cfg, r);
