@@ -527,6 +527,16 @@ static void search_forget(hpl_context *ctx)
     HPL__UNLOCK(ctx);
 }
 
+/* One run of the cut (NULL: the package scheme), noted as the search's
+ * last. */
+static int run_cut(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *cut)
+{
+    int rc = cut ? hpl__plan_run(plan, args, nargs, cut->pieces, cut->count) : hpl__plan_packages(plan, args, nargs);
+    if (rc == HPL_OK)
+        search_ran(s, cut);
+    return rc;
+}
+
 /* Before the timed run of `timed`: if a device to warm that has work in it
  * is likely cold, the devices to warm run the eval untimed until
  * WARM_UP_MS have passed (once at least: an eval that long warms them by
@@ -542,11 +552,9 @@ static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t n
     do {
         rc = search_restore(plan, s);
         if (rc == HPL_OK)
-            rc = hpl__plan_run(plan, args, nargs, cut.pieces, cut.count);
-        if (rc == HPL_OK) {
-            search_ran(s, &cut);
+            rc = run_cut(plan, s, args, nargs, &cut);
+        if (rc == HPL_OK)
             rc = plan_wait(plan->ctx);
-        }
         ms = (double)(hpl__now_ns() - t0) * 1e-6;
     } while (rc == HPL_OK && ms < WARM_UP_MS);
     search_forget(plan->ctx);
@@ -651,11 +659,9 @@ static int wall_time(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
             rc = plan_wait(plan->ctx);
         uint64_t t0 = hpl__now_ns();
         if (rc == HPL_OK)
-            rc = cut ? hpl__plan_run(plan, args, nargs, cut->pieces, cut->count) : hpl__plan_packages(plan, args, nargs);
-        if (rc == HPL_OK) {
-            search_ran(s, cut);
+            rc = run_cut(plan, s, args, nargs, cut);
+        if (rc == HPL_OK)
             rc = plan_wait(plan->ctx);
-        }
         *ms = (double)(hpl__now_ns() - t0) * 1e-6;
     }
     return rc;
@@ -732,12 +738,7 @@ static int answer_last(hpl_plan *plan, plan_search *s, const hpl_arg *args, size
     if (s->runs && (answer ? cut_equal(&s->last, answer) : s->last.count < 0))
         return HPL_OK;
     int rc = search_restore(plan, s);
-    if (rc == HPL_OK)
-        rc = answer ? hpl__plan_run(plan, args, nargs, answer->pieces, answer->count)
-                    : hpl__plan_packages(plan, args, nargs);
-    if (rc == HPL_OK)
-        search_ran(s, answer);
-    return rc;
+    return rc == HPL_OK ? run_cut(plan, s, args, nargs, answer) : rc;
 }
 
 /* The eval's times (hpl_plan_info.seconds) are the answer's, the least
