@@ -295,7 +295,10 @@ HPL_API int hpl_physical_device_get_info(hpl_context *ctx, int index, hpl_device
  * that multi-device partitioning splits). Behind it the library keeps copies
  * in the host and in any device that used it, and moves only what is missing,
  * only when it is needed: to a device when a kernel there reads it, to the
- * host when the host reads it. A write makes every other copy invalid.
+ * host when the host reads it. A write makes every other copy invalid. One
+ * exception moves bytes earlier, never more of them in a loop: what other
+ * devices read from a device goes to the host with that device's next
+ * kernel that writes it (pushes, chapter 7b).
  *
  * Host storage is either the user's (desc.host) or the library's. The
  * library's is allocated on first need, page-aligned and zero-filled.
@@ -539,7 +542,7 @@ HPL_API int hpl_subarray_get(hpl_context *ctx, hpl_array parent, int index, hpl_
 
 typedef struct hpl_device_stats {
     uint64_t to_device_bytes, to_device_count; /* host -> device */
-    uint64_t to_host_bytes, to_host_count;     /* device -> host (reads, saves before eviction) */
+    uint64_t to_host_bytes, to_host_count;     /* device -> host (reads, pushes, saves before eviction) */
     uint64_t local_bytes, local_count;         /* within the device (between buffers, assignment) */
     uint64_t evictions, evicted_bytes;         /* buffers freed to make room */
     uint64_t resident_bytes, peak_bytes;       /* array storage held now, and at most */
@@ -919,6 +922,22 @@ HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *laun
  * no exchange code, and per step only halo rows cross between devices
  * (HPL's fig. A.16 exchanges them by hand).
  *
+ * Pushes. The rows other devices read from a device's memory (halo rows,
+ * blocks another device read) are sent to the host by that device's next
+ * kernel that writes them, in the same submission, right after the
+ * kernel, instead of at the read: the reader's eval then finds them on the
+ * host, and a stencil step is one submission per device, not two (the
+ * download of step i's rows cannot join step i + 1's kernel, which waits
+ * for the neighbour). What a device pushes is learned from the reads since
+ * it last wrote those rows, and a write takes them out again: rows read
+ * once and then only rewritten are pushed once. In a loop that reads what
+ * the previous eval wrote, the same bytes move as without pushes, at the
+ * write instead of at the read (a window counted by hpl_stats, chapter 4c,
+ * sees them there). Not pushed: more than 8 MiB of one argument (that goes
+ * device to device in pipelined chunks at the read), into host storage the
+ * device cannot import, and anything with HPLVK_PUSH=0 (chapter 8). Plain
+ * evals on one device of several push too.
+ *
  * Subkernels that touch disjoint elements run concurrently on their
  * devices. If one subkernel writes elements another reads (an in-place
  * stencil), they run in device order, which a kernel must not rely on any
@@ -1264,6 +1283,11 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      chunks of 2 to 16 MiB, except between two CPU
  *                      devices (whole). A malformed value makes
  *                      hpl_context_create fail.
+ * HPLVK_PUSH=0        rows move only when a device or the host reads them:
+ *                      devices do not push what others read from them
+ *                      with the kernels that write it (chapter 7b). "1"
+ *                      (unset or "": the default) pushes; other values
+ *                      make hpl_context_create fail.
  * HPLVK_LOGICAL_DEVICES  how the logical devices of one physical device
  *                      ("gpu0:2") are made: "vkdevices" (unset or "": the
  *                      default) a VkDevice each, which a GPU time-shares

@@ -426,14 +426,15 @@ static bool halo_run(hpl_context *ctx, halo *h, int steps, bool wait_each, doubl
     return true;
 }
 
-/* Only halo rows may move during `steps` back-to-back steps. */
+/* Only halo rows may move during `steps` back-to-back steps (after steps
+ * like them: sample_halo_report's without the result). */
 static bool halo_traffic(hpl_context *ctx, uint64_t steps, bool print)
 {
     static const int devices[2] = {0, 1};
     hpl_stats st;
     BENCH_HPL(hpl_stats_get(ctx, &st));
     if (print)
-        return sample_halo_report(ctx, &st, steps, HALO_ROWS, HALO_COLS * sizeof(uint32_t), devices, 2);
+        return sample_halo_report(ctx, &st, steps, HALO_ROWS, HALO_COLS * sizeof(uint32_t), devices, 2, false);
     uint64_t to_host = 0, to_device = 0, want_host, want_device;
     for (int d = 0; d < st.device_count; d++) {
         to_host += st.device[d].to_host_bytes;
@@ -442,7 +443,7 @@ static bool halo_traffic(hpl_context *ctx, uint64_t steps, bool print)
     sample_halo_expected(ctx, HALO_ROWS, HALO_COLS * sizeof(uint32_t), devices, 2, &want_host, &want_device);
     if (to_host == want_host * steps && to_device == want_device * steps)
         return true;
-    return sample_halo_report(ctx, &st, steps, HALO_ROWS, HALO_COLS * sizeof(uint32_t), devices, 2);
+    return sample_halo_report(ctx, &st, steps, HALO_ROWS, HALO_COLS * sizeof(uint32_t), devices, 2, false);
 }
 
 /* The grid equals the host's computation of every step run. */

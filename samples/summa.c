@@ -66,14 +66,18 @@
  * its grid row (A) or column (B), once: device (i, j) receives
  * |R_i| (n - |C_j|) elements of A and (n - |R_i|) |C_j| of B, in all
  * n^2 (pc - 1) + n^2 (pr - 1) elements when the grid divides n. Through the
- * host each block that someone else reads leaves its owner once. The
- * program prints both, the bytes hpl_stats_get counted during the
- * multiplication against these, and fails when they differ (zero-copy
- * devices neither send nor receive: they work on the host's copy).
+ * host each block that someone else reads leaves its owner once: when the
+ * first panel that needs it is read, or, from the second run on, when its
+ * owner generates it again (a push, hplvk.h chapter 7b: the owner sends
+ * what others read from it with the kernel that writes it, a block of up
+ * to 8 MiB). The program prints both, the bytes hpl_stats_get counted
+ * during the generation and the multiplication against these, and fails
+ * when they differ (zero-copy devices neither send nor receive: they work
+ * on the host's copy).
  *
  * Timing. Each of 1 + reps runs generates A and B on their owners again
  * (so every run moves the same panels), then times the multiplication up to
- * hpl_finish; the first run also creates the pipelines (and on a GPU is
+ * hpl_finish (blocks pushed at their generation are on the host by then); the first run also creates the pipelines (and on a GPU is
  * repeated for 500 ms: its clocks, sample_warm.h), the best of the others
  * is reported as GFLOP/s (2 n^3 flops). C is checked against a host
  * product in double: |C - ref| <= (n + 2) * FLT_EPSILON * sum_k |a||b| (the
@@ -143,7 +147,7 @@ typedef struct summa_kernels {
     mm_tiles tiles;
 } summa_kernels;
 
-/* What the multiplication moved, and what SUMMA's broadcasts should. */
+/* What the generation and the multiplication moved, and what SUMMA's broadcasts should. */
 typedef struct summa_traffic {
     uint64_t to_device, to_host, local;
     uint64_t copy_kernels; /* strided boxes (A's column panels) moved by the copy kernel */
@@ -355,7 +359,7 @@ static bool report_traffic(const summa_traffic *t, uint64_t n)
            t->want_to_device, t->want_to_host);
     bool ok = t->to_device == t->want_to_device && t->to_host == t->want_to_host;
     if (!ok)
-        fprintf(stderr, SAMPLE_NAME ": the multiplication moved other bytes than SUMMA's broadcasts\n");
+        fprintf(stderr, SAMPLE_NAME ": the generation and the multiplication moved other bytes than SUMMA's broadcasts\n");
     return ok;
 }
 
@@ -413,8 +417,8 @@ static int make_kernels(hpl_context *ctx, const summa_grid *g, summa_kernels *k)
 static int run_once(hpl_context *ctx, const summa_kernels *k, const summa_grid *g, const summa_arrays *m,
                     summa_size sz, double *ms)
 {
-    SAMPLE_TRY(distribute(ctx, k, g, m, sz.n));
     SAMPLE_TRY(hpl_stats_reset(ctx));
+    SAMPLE_TRY(distribute(ctx, k, g, m, sz.n));
     return summa_multiply(ctx, k, g, m, sz, ms);
 }
 

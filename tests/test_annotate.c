@@ -1295,6 +1295,24 @@ typedef struct traffic {
     uint64_t to_dev[MAXD], to_host[MAXD]; /* rows */
 } traffic;
 
+/* Pushes (hplvk.h chapter 7b): the rows other devices read from device d
+ * since d last wrote them, which d sends to the host with its next write
+ * of them, where it imports host memory (staged devices do not push). */
+#define MODEL_ROWS 1001 /* the longest array a model follows */
+typedef struct pushes {
+    bool wanted[MAXD][MODEL_ROWS];
+    bool off[MAXD];
+} pushes;
+
+static void pushes_reset(hpl_context *ctx, pushes *pu)
+{
+    memset(pu, 0, sizeof *pu);
+    for (int d = 0; d < hpl_device_count(ctx) && d < MAXD; d++) {
+        hpl_device_info info;
+        pu->off[d] = !CHECK_OK(hpl_device_get_info(ctx, d, &info)) || !info.host_import;
+    }
+}
+
 static void model_reset(rowv *v, int rows)
 {
     for (int r = 0; r < rows; r++) {
@@ -1303,9 +1321,14 @@ static void model_reset(rowv *v, int rows)
     }
 }
 
-/* An eval reads v's parts with halo on their devices. */
-static void model_read(rowv *v, const part_t *p, int P, const int *devs, traffic *t)
+/* An eval reads v's parts with halo on their devices. Every device notes
+ * what it lacks from the others before any of its copies lands. */
+static void model_read(rowv *v, const part_t *p, int P, const int *devs, traffic *t, pushes *pu)
 {
+    for (int k = 0; k < P; k++)
+        for (uint64_t r = p[k].hl; r < p[k].hh; r++)
+            for (int j = 0; j < MAXD && !v[r].dev[devs[k]]; j++)
+                pu->wanted[j][r] |= j != devs[k] && v[r].dev[j];
     for (int k = 0; k < P; k++) {
         int d = devs[k];
         for (uint64_t r = p[k].hl; r < p[k].hh; r++) {
@@ -1327,13 +1350,18 @@ static void model_read(rowv *v, const part_t *p, int P, const int *devs, traffic
     }
 }
 
-/* An eval writes v's parts: each owned row valid only on its device. */
-static void model_write(rowv *v, const part_t *p, int P, const int *devs)
+/* An eval writes v's parts: each owned row valid only on its device, and
+ * on the host too where the device pushes it. */
+static void model_write(rowv *v, const part_t *p, int P, const int *devs, traffic *t, pushes *pu)
 {
     for (int k = 0; k < P; k++)
         for (uint64_t r = p[k].lo; r < p[k].hi; r++) {
+            int d = devs[k];
             memset(&v[r], 0, sizeof v[r]);
-            v[r].dev[devs[k]] = true;
+            v[r].dev[d] = true;
+            v[r].host = pu->wanted[d][r] && !pu->off[d];
+            t->to_host[d] += v[r].host;
+            pu->wanted[d][r] = false;
         }
 }
 
@@ -1425,14 +1453,18 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, const int *devs, int D, 
     part_t parts[MAXD];
     int P = devs ? partition(SR, D, (uint64_t)ov, parts) : 0;
     static rowv va[SR], vb[SR];
+    static pushes pa, pb;
     model_reset(va, SR);
     model_reset(vb, SR);
+    pushes_reset(ctx, &pa);
+    pushes_reset(ctx, &pb);
     traffic agg;
     memset(&agg, 0, sizeof agg);
     CHECK_OK(hpl_stats_reset(ctx));
     for (int s = 0; s < STEPS; s++) {
         hpl_array src = s % 2 ? B : A, dst = s % 2 ? A : B;
         rowv *vs = s % 2 ? vb : va, *vd = s % 2 ? va : vb;
+        pushes *ps = s % 2 ? &pb : &pa, *pd = s % 2 ? &pa : &pb;
         bool exact_step = s < 2 || s == WSTEP || s == STEPS - 1;
         if (exact_step && s >= 2 && devs) {
             /* The steps since the last exact one, run with no waits between. */
@@ -1453,8 +1485,8 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, const int *devs, int D, 
         if (devs) {
             hpl_launch l = dev_launch(devs, D);
             CHECK_OK(hpl_eval(ctx, k, &l, HPL_ARGS(hpl_part1(src, ov), hpl_part1(dst, ov))));
-            model_read(vs, parts, P, devs, &t);
-            model_write(vd, parts, P, devs);
+            model_read(vs, parts, P, devs, &t, ps);
+            model_write(vd, parts, P, devs, &t, pd);
         } else {
             CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(src), hpl_arr(dst))));
         }
@@ -1672,6 +1704,9 @@ static void resplit(hpl_context *ctx, hpl_kernel inc, hpl_kernel sum3)
     enum { N = 1001 };
     static uint32_t ref[N], got[N], yref[N];
     static rowv v[N], vy[N];
+    static pushes px_, py_;
+    pushes_reset(ctx, &px_);
+    pushes_reset(ctx, &py_);
     for (int i = 0; i < N; i++)
         ref[i] = (uint32_t)i * 7u;
     hpl_array x = th_array(ctx, HPL_UINT32, N, 0, 0), y = th_array(ctx, HPL_UINT32, N, 0, 0);
@@ -1697,8 +1732,8 @@ static void resplit(hpl_context *ctx, hpl_kernel inc, hpl_kernel sum3)
             hpl_launch l = {.device = evals[e].devs[0]};
             CHECK_OK(hpl_eval(ctx, inc, &l, HPL_ARGS(hpl_arr(x))));
         }
-        model_read(v, parts, P, evals[e].devs, &t);
-        model_write(v, parts, P, evals[e].devs);
+        model_read(v, parts, P, evals[e].devs, &t, &px_);
+        model_write(v, parts, P, evals[e].devs, &t, &px_);
         for (int i = 0; i < N; i++)
             ref[i] += 1u + (uint32_t)i % 3u;
         hpl_stats st = stats_now(ctx);
@@ -1736,8 +1771,8 @@ static void resplit(hpl_context *ctx, hpl_kernel inc, hpl_kernel sum3)
         CHECK_OK(hpl_stats_reset(ctx));
         hpl_launch l = dev_launch(other, 4);
         CHECK_OK(hpl_eval(ctx, sum3, &l, HPL_ARGS(hpl_part1(y, 0), hpl_part1(x, 1))));
-        model_read(v, px, P, other, &t);
-        model_write(vy, py, P, other);
+        model_read(v, px, P, other, &t, &px_);
+        model_write(vy, py, P, other, &t, &py_);
         hpl_stats st = stats_now(ctx);
         uint64_t lmax[MAXD] = {0};
         for (int k = 0; k < P; k++)

@@ -358,6 +358,7 @@ static void free_storage(hpl_context *ctx, hpl__array *root)
     hpl__free(root->instances);
     hpl__free(root->acquired);
     hpl__host_storage_free(ctx, root);
+    hpl__push_destroy(root->push);
     hpl__coherence_free(&root->coherence);
 }
 

@@ -168,6 +168,8 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
         rc = hpl__devices_configure(ctx, desc);
     if (rc == HPL_OK)
         rc = hpl__exchange_configure(ctx);
+    if (rc == HPL_OK)
+        rc = hpl__push_configure(ctx);
     for (int i = 0; rc == HPL_OK && ctx->validation && i < ctx->device_count; i++)
         ctx->devices[i].semaphore_lock = &ctx->semaphore_lock;
     if (rc == HPL_OK)

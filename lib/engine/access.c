@@ -2,6 +2,7 @@
 #include "access.h"
 #include "events.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void hpl__op_join(hpl__op *op, hpl_context *ctx, int device)
@@ -12,6 +13,7 @@ void hpl__op_join(hpl__op *op, hpl_context *ctx, int device)
     op->device = &ctx->devices[device];
     op->binding_count = 0;
     op->wait_count = 0;
+    op->pushes = false;
 }
 
 void hpl__op_init(hpl__op *op, hpl_context *ctx, int device)
@@ -34,6 +36,7 @@ static hpl__binding *binding_for(hpl__op *op, hpl__array *root, int slot)
     hpl__region_init(&b->read);
     hpl__region_init(&b->written);
     hpl__region_init(&b->ghost);
+    hpl__region_init(&b->push.region);
     return b;
 }
 
@@ -123,16 +126,76 @@ static void gather_waits(hpl__op *op, const hpl__binding *b)
         op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->read, false, op->waits, op->wait_count);
     if (b->writes)
         op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->written, true, op->waits, op->wait_count);
+    /* A push writes the host storage's rows: after the work that reads or
+     * writes them there. */
+    op->wait_count = hpl__coherence_wait_points(c, HPL__HOST, &b->push.region, true, op->waits, op->wait_count);
     bool on_host = b->slot == HPL__HOST;
     if (b->writes && (!on_host || op->ctx->validation))
         op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->ghost, !on_host, op->waits, op->wait_count);
+}
+
+/* Pushes larger than this are left to the reader: from 8 MiB a transfer
+ * between two devices goes in pipelined chunks (exchange.c), faster than a
+ * download after the kernel and an upload after that. */
+#define PUSH_MAX_BYTES (8ull << 20)
+
+int hpl__push_configure(hpl_context *ctx)
+{
+    const char *env = getenv("HPLVK_PUSH");
+    ctx->push = !env || !*env || !strcmp(env, "1");
+    if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                         "HPLVK_PUSH='%.40s' is neither 0 (rows move when a device reads them) nor 1 (a device sends "
+                         "the rows others read from it with the work that writes them)",
+                         env);
+    return HPL_OK;
+}
+
+/* Notes what b reads from other devices' memories (before its transfers
+ * change the coherence state) for their next writes: push.h. */
+static int note_reads(hpl__op *op, hpl__binding *b)
+{
+    if (!b->reads)
+        return HPL_OK;
+    if (!b->root->push && !(b->root->push = hpl__push_create()))
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    return hpl__push_note_read(b->root->push, &b->root->coherence, op->device->index, b->slot, &b->read)
+               ? HPL_OK
+               : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+}
+
+/* Chooses the rows b's work pushes: what other devices read from this one
+ * since it last wrote them, where it writes them now; none into host
+ * storage the device cannot import, or when they are many. */
+static int choose_push(hpl__op *op, hpl__binding *b)
+{
+    hpl__array *root = b->root;
+    int dev = op->device->index;
+    if (!b->writes || b->slot == HPL__HOST || !root->push)
+        return HPL_OK;
+    b->push.src = b->slot;
+    b->push.dst = HPL__HOST;
+    if (!hpl__push_take(root->push, dev, &b->written, &b->push.region))
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (hpl__region_empty(&b->push.region))
+        return HPL_OK;
+    int rc = HPL_OK;
+    if (hpl__region_volume(&b->push.region) * hpl_type_size(root->type) > PUSH_MAX_BYTES)
+        hpl__region_clear(&b->push.region);
+    else
+        rc = hpl__host_storage_import(op->ctx, root, dev);
+    if (rc == HPL_OK && root->imports[dev].staged)
+        hpl__region_clear(&b->push.region);
+    return rc;
 }
 
 static int prepare_binding(hpl__op *op, hpl__binding *b)
 {
     hpl_context *ctx = op->ctx;
     hpl__coherence *c = &b->root->coherence;
-    int dev = op->device->index, rc = HPL_OK;
+    int dev = op->device->index, rc = op->pushes ? note_reads(op, b) : HPL_OK;
+    if (rc != HPL_OK)
+        return rc;
     if (b->reads && !hpl__coherence_plan_read(c, b->slot, &b->read, &b->plan))
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     /* Large pieces from another device go now, chunked and pipelined. */
@@ -152,6 +215,8 @@ static int prepare_binding(hpl__op *op, hpl__binding *b)
     }
     if (rc == HPL_OK && b->writes && b->slot != HPL__HOST && !hpl__region_empty(&b->ghost))
         rc = save_ghost(op, b);
+    if (rc == HPL_OK && op->pushes)
+        rc = choose_push(op, b);
     return rc;
 }
 
@@ -267,6 +332,24 @@ int hpl__op_record(hpl__op *op, VkCommandBuffer *cb)
     return HPL_OK;
 }
 
+void hpl__op_record_pushes(hpl__op *op, VkCommandBuffer cb)
+{
+    hpl__device *d = op->device;
+    bool barrier = false;
+    for (int i = 0; i < op->binding_count; i++) {
+        hpl__binding *b = &op->bindings[i];
+        if (hpl__region_empty(&b->push.region))
+            continue;
+        if (!barrier)
+            hpl__barrier_all(cb); /* after the work that wrote them */
+        barrier = true;
+        hpl__layout from = hpl__layout_of(b->root, b->slot, d->index);
+        hpl__layout to = hpl__layout_of(b->root, HPL__HOST, d->index);
+        hpl__record_copy_logged(op->ctx, d, cb, b->root, &b->push.region, b->slot, HPL__HOST, &from, &to,
+                                hpl__no_shift);
+    }
+}
+
 static bool commit_binding(hpl_context *ctx, hpl__binding *b, hpl__point at)
 {
     hpl__coherence *c = &b->root->coherence;
@@ -291,6 +374,10 @@ static bool commit_binding(hpl_context *ctx, hpl__binding *b, hpl__point at)
     }
     if (b->writes)
         ok = ok && hpl__coherence_did_write(c, b->slot, &b->written, at);
+    if (!hpl__region_empty(&b->push.region)) {
+        hpl__count_transfer(ctx, b->root, &b->push);
+        ok = ok && hpl__coherence_did_transfer(c, &b->push, at);
+    }
     return ok;
 }
 
@@ -313,6 +400,7 @@ void hpl__op_release(hpl__op *op)
         hpl__region_free(&b->read);
         hpl__region_free(&b->written);
         hpl__region_free(&b->ghost);
+        hpl__region_free(&b->push.region);
     }
     op->binding_count = 0;
 }

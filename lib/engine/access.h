@@ -6,6 +6,7 @@
  *   hpl__op_prepare(&op);                          // plans, stages
  *   hpl__op_record(&op, &cb);                      // waits, joins the device's batch: fetches + barrier
  *   ... record the work into cb ...
+ *   hpl__op_record_pushes(&op, cb);                // an eval's kernel: rows to send on (push.h)
  *   hpl__op_submit(&op, &at);                      // ends it, records coherence
  *   hpl__op_release(&op);                          // always
  */
@@ -22,6 +23,7 @@ typedef struct hpl__binding {
     hpl__region read;    /* what the operation reads */
     hpl__region written; /* what counts as written: owned boxes */
     hpl__region ghost;   /* written boxes outside their owned box */
+    hpl__transfer push;  /* written rows sent to the host after the work (push.h) */
     hpl__transfer_plan plan;
 } hpl__binding;
 
@@ -34,6 +36,7 @@ typedef struct hpl__op {
     int binding_count;
     hpl__point waits[HPL__MAX_TIMELINES];
     int wait_count;
+    bool pushes; /* an eval's kernel on one of several devices: learns and pushes (push.h) */
 } hpl__op;
 
 /* Starts an operation: the buffers it binds stay pinned (not evicted) until
@@ -58,6 +61,9 @@ int hpl__op_prepare(hpl__op *op);
  * it in the device's batch after them, with the fetches recorded and a
  * barrier after them. */
 int hpl__op_record(hpl__op *op, VkCommandBuffer *cb);
+/* After the work of an operation that pushes: a barrier and the copies of
+ * the rows hpl__op_prepare chose to push (none: nothing recorded). */
+void hpl__op_record_pushes(hpl__op *op, VkCommandBuffer cb);
 /* Ends the operation (its point: *at) and records what moved, what was read
  * and what was written. */
 int hpl__op_submit(hpl__op *op, hpl__point *at);

@@ -249,6 +249,7 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
     record_dispatches(s->op.ctx, cb, s, whole);
     d->kernel_ns = hpl__now_coarse_ns();
     hpl__ghost_check_after(d, cb, &ghosts);
+    hpl__op_record_pushes(&s->op, cb);
     hpl__point at;
     rc = hpl__op_submit(&s->op, &at);
     int checked = hpl__ghost_check_end(s->op.ctx, d, s->kernel_name, &ghosts, rc == HPL_OK ? &at : NULL);
@@ -265,6 +266,7 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
 int hpl__subkernel_run(hpl_context *ctx, hpl__subkernel *s, const hpl_arg *args, const uint64_t whole[3])
 {
     hpl__op_init(&s->op, ctx, s->device->index);
+    s->op.pushes = ctx->push && ctx->device_count > 1;
     int rc = subkernel_bind(s, args);
     if (rc == HPL_OK)
         rc = hpl__op_prepare(&s->op);
@@ -345,6 +347,7 @@ static int run_side_by_side(hpl_context *ctx, hpl__subkernel *s, const int *whic
             hpl__op_init(&s[which[k]].op, ctx, s[which[k]].device->index);
         else
             hpl__op_join(&s[which[k]].op, ctx, s[which[k]].device->index);
+        s[which[k]].op.pushes = ctx->push;
     }
     int rc = HPL_OK;
     for (int k = 0; rc == HPL_OK && k < m; k++)

@@ -6,6 +6,7 @@
 #include "coherence.h"
 #include "common.h"
 #include "handle.h"
+#include "push.h"
 #include "reflect.h"
 
 #include <pthread.h>
@@ -262,6 +263,7 @@ typedef struct hpl__array {
     bool host_owned; /* mmap'd by the library */
     size_t host_map_size;
     hpl__coherence coherence;
+    struct hpl__push *push; /* push.h: rows devices send when they write them; NULL until an eval reads across devices */
     hpl__instance *instances;
     int instance_count, instance_capacity;
     hpl__import imports[HPL__MAX_DEVICES];
@@ -337,6 +339,7 @@ struct hpl_context {
     struct hpl__events *events;
     struct hpl__trace *trace; /* trace.c: the trace being recorded, or NULL */
     uint64_t exchange_chunk;  /* exchange.c: HPLVK_EXCHANGE_CHUNK bytes; UINT64_MAX: unset */
+    bool push;                /* access.c: devices push what others read from them (HPLVK_PUSH) */
     uint64_t staging_chunk;   /* staging.c: bytes per staging slot (HPLVK_STAGING_CHUNK) */
 };
 
@@ -676,6 +679,10 @@ void hpl__staging_close(hpl__device *d);
  * region is read, a download's written. */
 int hpl__staged_upload(hpl_context *ctx, hpl__array *root, const hpl__transfer *t);
 int hpl__staged_download(hpl_context *ctx, hpl__array *root, const hpl__transfer *t);
+
+/* access.c: reads HPLVK_PUSH (context creation): whether devices push the
+ * rows others read from them with the work that writes them (push.h). */
+int hpl__push_configure(hpl_context *ctx);
 
 /* exchange.c: device -> device through the host, chunked and pipelined */
 /* Reads HPLVK_EXCHANGE_CHUNK (context creation). */
