@@ -209,7 +209,7 @@ static void bad_value(void)
 {
     CHECK(setenv("HPLVK_PUSH", "2", 1) == 0, "setenv");
     hpl_context *ctx = NULL;
-    hpl_context_desc desc = {.devices = "cpu:3"};
+    hpl_context_desc desc = {.devices = th_devices("cpu:3")};
     th_prepare_desc(&desc);
     CHECK_FAILS(hpl_context_create(&desc, &ctx), HPL_ERROR_INVALID_ARGUMENT, "HPLVK_PUSH='2'");
     unsetenv("HPLVK_PUSH");
