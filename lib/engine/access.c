@@ -383,7 +383,10 @@ static bool commit_binding(hpl_context *ctx, hpl__binding *b, hpl__point at)
 
 int hpl__op_submit(hpl__op *op, hpl__point *at)
 {
-    int rc = hpl__batch_end(op->ctx, op->device, at);
+    bool pushes = false;
+    for (int i = 0; i < op->binding_count && !pushes; i++)
+        pushes = !hpl__region_empty(&op->bindings[i].push.region);
+    int rc = pushes ? hpl__batch_end_now(op->ctx, op->device, at) : hpl__batch_end(op->ctx, op->device, at);
     if (rc != HPL_OK)
         return rc;
     bool ok = true;

@@ -426,6 +426,11 @@ void hpl__ring_destroy(VkDevice dev, hpl__ring *ring);
  * also after a failure while recording (what was recorded is harmless:
  * copies of valid data into invalid places). */
 int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at);
+/* The same, submitting d's batch at once even while d is busy: another
+ * device waits for this operation (it pushes rows, push.h). Waiting for the
+ * device to idle would only hand the submission to whichever comes first,
+ * the progress thread or that device's flush, under d's batch lock. */
+int hpl__batch_end_now(hpl_context *ctx, hpl__device *d, hpl__point *at);
 /* Submits d's open batch, if any. */
 int hpl__batch_flush(hpl__device *d);
 /* The same, with d->batch_lock held. */

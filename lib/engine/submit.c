@@ -459,7 +459,9 @@ int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *w
 /* Operations per submission at most: a long batch delays the first of them. */
 #define BATCH_MAX_OPS 64u
 
-int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at)
+/* Ends the operation being recorded; `now`: submits its batch whether the
+ * device is busy or not. */
+static int batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at, bool now)
 {
     int rc = HPL_OK;
     pthread_mutex_lock(&d->batch_lock);
@@ -471,7 +473,7 @@ int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at)
     /* An idle device gets the batch at once (latency); a busy one gets it
      * when it idles (the progress thread watches) or when it is full. */
     bool idle = hpl__device_completed(d) >= d->submitted;
-    if (idle || d->flush_deferred || d->batch_ops >= BATCH_MAX_OPS) {
+    if (now || idle || d->flush_deferred || d->batch_ops >= BATCH_MAX_OPS) {
         rc = batch_submit(d);
     } else if (!d->flush_watched) {
         hpl__point busy = {d->index, d->submitted};
@@ -482,6 +484,16 @@ int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at)
     }
     pthread_mutex_unlock(&d->batch_lock);
     return rc;
+}
+
+int hpl__batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at)
+{
+    return batch_end(ctx, d, at, false);
+}
+
+int hpl__batch_end_now(hpl_context *ctx, hpl__device *d, hpl__point *at)
+{
+    return batch_end(ctx, d, at, true);
 }
 
 int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore semaphore, uint64_t value,
