@@ -444,6 +444,16 @@ char *th_read_file(const char *path, size_t *size)
     return buf;
 }
 
+hpl_stats th_stats(hpl_context *ctx)
+{
+    hpl_stats s;
+    memset(&s, 0, sizeof s);
+    CHECK_OK(hpl_finish(ctx));
+    if (!CHECK_OK(hpl_stats_get(ctx, &s)))
+        memset(&s, 0, sizeof s);
+    return s;
+}
+
 double th_now(void)
 {
     struct timespec ts;

@@ -147,6 +147,9 @@ char *th_read_file(const char *path, size_t *size);
 /* Seconds since an arbitrary point (for progress output only, never a
  * pass/fail criterion). */
 double th_now(void);
+/* hpl_finish, then the context's statistics (zeroed, after a failed check,
+ * when either call fails). */
+hpl_stats th_stats(hpl_context *ctx);
 
 /* Prints an informational line prefixed with the test name. */
 void th_note(const char *fmt, ...) TH_PRINTF(1, 2);

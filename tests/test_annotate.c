@@ -538,15 +538,6 @@ static int default_devices(hpl_context *ctx, int out[MAXD])
     return n ? n : (hpl_device_count(ctx) < MAXD ? hpl_device_count(ctx) : MAXD);
 }
 
-static hpl_stats stats_now(hpl_context *ctx)
-{
-    hpl_stats s;
-    memset(&s, 0, sizeof s);
-    CHECK_OK(hpl_finish(ctx));
-    CHECK_OK(hpl_stats_get(ctx, &s));
-    return s;
-}
-
 static uint64_t moved(const hpl_stats *s)
 {
     uint64_t n = 0;
@@ -766,7 +757,7 @@ static void run_split(hpl_context *ctx, const split_kernels *K, const split_case
     for (int k = 0; k < 3; k++)
         l.local[k] = c->local[k];
     hpl_arg xa = c->plain ? hpl_arr(view) : hpl_part(view, c->dim, c->ov);
-    hpl_stats before = stats_now(ctx);
+    hpl_stats before = th_stats(ctx);
     if (!run_enc(ctx, K, &l, xa, &g, what))
         goto out;
     /* x now holds the encoding of its place wherever a part owns it. */
@@ -845,7 +836,7 @@ static void run_split(hpl_context *ctx, const split_kernels *K, const split_case
 
     /* Devices past the parts ran nothing: no buffer appeared there. */
     {
-        hpl_stats after = stats_now(ctx);
+        hpl_stats after = th_stats(ctx);
         for (int d = 0; d < after.device_count && d < MAXD; d++) {
             bool used = false;
             for (int i = 0; i < P; i++)
@@ -1076,7 +1067,7 @@ static void device_lists(hpl_context *ctx, const split_kernels *K)
             uint32_t *pb = malloc(bytes);
             CHECK_OK(hpl_stats_reset(ctx));
             CHECK_OK(hpl_array_read(ctx, part, pb, bytes));
-            hpl_stats s = stats_now(ctx);
+            hpl_stats s = th_stats(ctx);
             for (int d = 0; d < s.device_count && d < 16; d++) {
                 uint64_t want = d == lists[t].devs[i] ? bytes : 0;
                 CHECK(s.device[d].to_host_bytes == want && s.device[d].to_device_bytes == 0,
@@ -1113,7 +1104,7 @@ static void replicated(hpl_context *ctx, hpl_kernel matvec, int ndev)
     for (int pass = 0; pass < 2; pass++) {
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, matvec, NULL, HPL_ARGS(hpl_part1(yv, 0), hpl_part1(a, 0), hpl_arr(xv))));
-        hpl_stats s = stats_now(ctx);
+        hpl_stats s = th_stats(ctx);
         part_t parts[MAXD];
         int P = partition(R, ndev, 0, parts);
         for (int d = 0; d < ndev; d++) {
@@ -1144,7 +1135,7 @@ static void replicated(hpl_context *ctx, hpl_kernel matvec, int ndev)
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_array_read(ctx, xv, xb, sizeof xb));
         CHECK_OK(hpl_array_read(ctx, a, A, sizeof A));
-        hpl_stats s3 = stats_now(ctx);
+        hpl_stats s3 = th_stats(ctx);
         CHECK(moved(&s3) == 0 && memcmp(xb, x, sizeof x) == 0, "y = A x: reading the inputs back moved %" PRIu64
               " bytes", moved(&s3));
     }
@@ -1468,7 +1459,7 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, const int *devs, int D, 
         bool exact_step = s < 2 || s == WSTEP || s == STEPS - 1;
         if (exact_step && s >= 2 && devs) {
             /* The steps since the last exact one, run with no waits between. */
-            hpl_stats st = stats_now(ctx);
+            hpl_stats st = th_stats(ctx);
             char w[160];
             snprintf(w, sizeof w, "%s: steps before %d together", what, s);
             expect_traffic(&st, &agg, ROWB, w);
@@ -1491,7 +1482,7 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, const int *devs, int D, 
             CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(src), hpl_arr(dst))));
         }
         if (devs && exact_step) {
-            hpl_stats st = stats_now(ctx);
+            hpl_stats st = th_stats(ctx);
             char w[160];
             snprintf(w, sizeof w, "%s: step %d%s", what, s, s == WSTEP ? " (after a host write of 4 middle rows)" : "");
             expect_traffic(&st, &t, ROWB, w);
@@ -1524,7 +1515,7 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, const int *devs, int D, 
         traffic t;
         memset(&t, 0, sizeof t);
         model_host_read(va, SR, &t);
-        st = stats_now(ctx);
+        st = th_stats(ctx);
         char w[160];
         snprintf(w, sizeof w, "%s: the host gathers the result", what);
         expect_traffic(&st, &t, ROWB, w);
@@ -1533,7 +1524,7 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, const int *devs, int D, 
         memset(&t, 0, sizeof t);
         model_host_read(vb, SR, &t);
         CHECK_OK(hpl_array_read(ctx, B, buf, sizeof buf));
-        st = stats_now(ctx);
+        st = th_stats(ctx);
         snprintf(w, sizeof w, "%s: the host gathers the other array", what);
         expect_traffic(&st, &t, ROWB, w);
     }
@@ -1542,7 +1533,7 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, const int *devs, int D, 
     CHECK_OK(hpl_array_read(ctx, A, buf, sizeof buf));
     CHECK(memcmp(buf, final, sizeof buf) == 0, "%s: a second read differs from the first", what);
     CHECK_OK(hpl_array_read(ctx, B, buf, sizeof buf));
-    st = stats_now(ctx);
+    st = th_stats(ctx);
     CHECK(moved(&st) == 0, "%s: reading the gathered arrays again moved %" PRIu64 " bytes", what, moved(&st));
     if (devs)
         CHECK(hpl_array_part_count(ctx, A) == P && hpl_array_part_count(ctx, B) == P,
@@ -1736,7 +1727,7 @@ static void resplit(hpl_context *ctx, hpl_kernel inc, hpl_kernel sum3)
         model_write(v, parts, P, evals[e].devs, &t, &px_);
         for (int i = 0; i < N; i++)
             ref[i] += 1u + (uint32_t)i % 3u;
-        hpl_stats st = stats_now(ctx);
+        hpl_stats st = th_stats(ctx);
         char w[96];
         snprintf(w, sizeof w, "re-split, eval %zu (%d device%s)", e, evals[e].D, evals[e].D > 1 ? "s" : "");
         uint64_t lmax[MAXD] = {0};
@@ -1773,7 +1764,7 @@ static void resplit(hpl_context *ctx, hpl_kernel inc, hpl_kernel sum3)
         CHECK_OK(hpl_eval(ctx, sum3, &l, HPL_ARGS(hpl_part1(y, 0), hpl_part1(x, 1))));
         model_read(v, px, P, other, &t, &px_);
         model_write(vy, py, P, other, &t, &py_);
-        hpl_stats st = stats_now(ctx);
+        hpl_stats st = th_stats(ctx);
         uint64_t lmax[MAXD] = {0};
         for (int k = 0; k < P; k++)
             lmax[other[k]] = (px[k].hh - px[k].hl) * 4;
@@ -1809,7 +1800,7 @@ static void resplit(hpl_context *ctx, hpl_kernel inc, hpl_kernel sum3)
             bad += got[i] != yref[i];
         CHECK(bad == 0, "re-split: y: %d of %d elements wrong", bad, N);
     }
-    hpl_stats st = stats_now(ctx);
+    hpl_stats st = th_stats(ctx);
     expect_traffic(&st, &t, 4, "re-split: the host gathers x and y");
     CHECK_OK(hpl_array_destroy(ctx, x));
     CHECK_OK(hpl_array_destroy(ctx, y));

@@ -60,16 +60,6 @@ static hpl_launch on(int device)
     return l;
 }
 
-static hpl_stats stats_now(hpl_context *ctx)
-{
-    hpl_stats s;
-    memset(&s, 0xcd, sizeof s);
-    CHECK_OK(hpl_finish(ctx));
-    if (!CHECK_OK(hpl_stats_get(ctx, &s)))
-        memset(&s, 0, sizeof s);
-    return s;
-}
-
 /* Checks one device's transfer counters exactly (bytes), counts within
  * [min, max] when the bytes are non-zero and exactly 0 otherwise. */
 static void expect_moves(const hpl_stats *s, int dev, uint64_t to_device, uint64_t to_host, uint64_t local,
@@ -159,7 +149,7 @@ int main(void)
 
     /* Fresh context: nothing has moved. */
     {
-        hpl_stats s = stats_now(ctx);
+        hpl_stats s = th_stats(ctx);
         CHECK(s.device_count == 2, "stats.device_count %d, want 2", s.device_count);
         CHECK(sum_counts(&s) == 0, "a fresh context has non-zero transfer counters");
         for (int d = 0; d < 2; d++)
@@ -175,7 +165,7 @@ int main(void)
         hpl_array rows = sub(ctx, a1, (hpl_range){r0, r0 + block_rows - 1}, (hpl_range)HPL_ALL);
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, scale, &l0, HPL_ARGS(hpl_arr(rows), hpl_arr(b1), hpl_f32(2.0f), hpl_f32(1.0f))));
-        hpl_stats s = stats_now(ctx);
+        hpl_stats s = th_stats(ctx);
         expect_moves(&s, 0, block_bytes, 0, 0, "row block read on device 0");
         expect_moves(&s, 1, 0, 0, 0, "row block read on device 0 (device 1)");
         CHECK(s.device[0].to_device_count >= 1 && s.device[0].to_device_count <= 2,
@@ -192,14 +182,14 @@ int main(void)
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_array_read(ctx, b1, buf, block_bytes));
         expect_block(buf, block_rows, M, r0, 0, 1.0f, 2.0f, 1.0f, "2 * row block + 1");
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         expect_moves(&s, 0, 0, block_bytes, 0, "result of the row block kernel read on the host");
         expect_moves(&s, 1, 0, 0, 0, "result of the row block kernel read on the host (device 1)");
         /* The host still holds a1 valid: reading it moves nothing. */
         const float *p = th_access(ctx, a1, HPL_READ);
         if (p)
             expect_block(p, N, M, 0, 0, 1.0f, 1.0f, 0.0f, "host-written matrix after a device read a block");
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         CHECK(s.device[0].to_host_bytes == block_bytes, "host read of a host-valid array moved %" PRIu64 " bytes",
               s.device[0].to_host_bytes - block_bytes);
     }
@@ -212,11 +202,11 @@ int main(void)
         hpl_array one = sub(ctx, a2, (hpl_range){row, row}, (hpl_range)HPL_ALL);
         CHECK_OK(hpl_eval(ctx, gen, &l0, HPL_ARGS(hpl_arr(a2), hpl_f32(7.0f))));
         CHECK_OK(hpl_stats_reset(ctx));
-        hpl_stats s = stats_now(ctx);
+        hpl_stats s = th_stats(ctx);
         CHECK(sum_counts(&s) == 0, "hpl_stats_reset left non-zero counters");
         CHECK_OK(hpl_array_read(ctx, one, buf, ROW_BYTES));
         expect_block(buf, 1, M, row, 0, 7.0f, 1.0f, 0.0f, "one row read on the host");
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         expect_moves(&s, 0, 0, ROW_BYTES, 0, "one row of a device-0 array read on the host");
         expect_moves(&s, 1, 0, 0, 0, "one row of a device-0 array read on the host (device 1)");
         CHECK(s.device[0].to_host_count == 1, "one row took %" PRIu64 " transfers, want 1", s.device[0].to_host_count);
@@ -228,7 +218,7 @@ int main(void)
         const float *p = th_access(ctx, a2, HPL_READ);
         if (p)
             expect_block(p, N, M, 0, 0, 7.0f, 1.0f, 0.0f, "whole matrix read after one row");
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         expect_moves(&s, 0, 0, (uint64_t)(N - 1) * ROW_BYTES, 0, "rest of the matrix read on the host");
         expect_moves(&s, 1, 0, 0, 0, "rest of the matrix read on the host (device 1)");
         CHECK(s.device[0].to_host_count >= 1 && s.device[0].to_host_count <= 2,
@@ -243,7 +233,7 @@ int main(void)
             expect_block(p, N, M, 0, 0, 7.0f, 1.0f, 0.0f, "whole matrix read again");
         CHECK_OK(hpl_array_read(ctx, one, buf, ROW_BYTES));
         expect_block(buf, 1, M, row, 0, 7.0f, 1.0f, 0.0f, "one row read again");
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         CHECK(sum_counts(&s) == 0, "reading host-valid data again moved: dev0 to_host %" PRIu64 " to_device %" PRIu64
               ", dev1 to_host %" PRIu64 " to_device %" PRIu64,
               s.device[0].to_host_bytes, s.device[0].to_device_bytes, s.device[1].to_host_bytes,
@@ -260,7 +250,7 @@ int main(void)
         CHECK_OK(hpl_eval(ctx, gen, &l0, HPL_ARGS(hpl_arr(a3), hpl_f32(3.0f))));
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, scale, &l1, HPL_ARGS(hpl_arr(rows), hpl_arr(b3), hpl_f32(-1.0f), hpl_f32(0.5f))));
-        hpl_stats s = stats_now(ctx);
+        hpl_stats s = th_stats(ctx);
         expect_moves(&s, 0, 0, block_bytes, 0, "row block of a device-0 array read on device 1 (source)");
         expect_moves(&s, 1, block_bytes, 0, 0, "row block of a device-0 array read on device 1 (destination)");
         printf("laziness: rows %" PRIu64 "..%" PRIu64 " of %dx%d float written on device 0 read on device 1: "
@@ -271,7 +261,7 @@ int main(void)
         /* The same block read again on device 1: already there. */
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, scale, &l1, HPL_ARGS(hpl_arr(rows), hpl_arr(b3), hpl_f32(-1.0f), hpl_f32(0.5f))));
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         CHECK(sum_counts(&s) == 0, "second read of the same block on device 1 moved %" PRIu64 " bytes to it",
               s.device[1].to_device_bytes);
         CHECK_OK(hpl_array_read(ctx, b3, buf, block_bytes));
@@ -286,7 +276,7 @@ int main(void)
     {
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, gen, &l0, HPL_ARGS(hpl_arr(a4), hpl_f32(9.0f))));
-        hpl_stats s = stats_now(ctx);
+        hpl_stats s = th_stats(ctx);
         expect_moves(&s, 0, 0, 0, 0, "write-only argument on device 0");
         expect_moves(&s, 1, 0, 0, 0, "write-only argument on device 0 (device 1)");
         printf("laziness: %dx%d float valid on host passed write-only (hpl_out) on device 0: to_device_bytes=%" PRIu64
@@ -304,14 +294,14 @@ int main(void)
             for (uint64_t i = 0; i < block_rows; i++)
                 for (uint64_t j = 0; j < M; j++)
                     p[i * ri.host_stride[0] + j * ri.host_stride[1]] = gen_value(r0 + i, j, 11.0f);
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         CHECK(sum_counts(&s) == 0, "HPL_WRITE host access of a row block moved data: dev0 to_host %" PRIu64,
               s.device[0].to_host_bytes);
 
         /* Read-write on device 0: only the host-written block is missing. */
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, inc, &l0, HPL_ARGS(hpl_arr(a4), hpl_f32(1.0f))));
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         expect_moves(&s, 0, block_bytes, 0, 0, "read-write argument missing one host-written row block");
         expect_moves(&s, 1, 0, 0, 0, "read-write argument missing one host-written row block (device 1)");
         printf("laziness: %dx%d float on device 0 with rows %" PRIu64 "..%" PRIu64 " rewritten on host, passed "
@@ -323,7 +313,7 @@ int main(void)
         CHECK_OK(hpl_eval(ctx, scale, &l0, HPL_ARGS(hpl_arr(a4), hpl_arr(b4), hpl_f32(1.0f), hpl_f32(0.0f))));
         CHECK_OK(hpl_eval(ctx, inc, &l0, HPL_ARGS(hpl_arr(a4), hpl_f32(2.0f))));
         CHECK_OK(hpl_eval(ctx, scale, &l0, HPL_ARGS(hpl_arr(a4), hpl_arr(b4), hpl_f32(2.0f), hpl_f32(0.0f))));
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         CHECK(sum_counts(&s) == 0, "second/third eval on data already on device 0 moved: to_device %" PRIu64
               " to_host %" PRIu64 " local %" PRIu64,
               s.device[0].to_device_bytes, s.device[0].to_host_bytes, s.device[0].local_bytes);
@@ -366,7 +356,7 @@ int main(void)
                   ci.contiguous, ci.bytes);
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, scale, &l0, HPL_ARGS(hpl_arr(cols), hpl_arr(b5), hpl_f32(3.0f), hpl_f32(0.0f))));
-        hpl_stats s = stats_now(ctx);
+        hpl_stats s = th_stats(ctx);
         expect_moves(&s, 0, col_bytes, 0, 0, "column block of a host matrix read on device 0");
         expect_moves(&s, 1, 0, 0, 0, "column block of a host matrix read on device 0 (device 1)");
         printf("laziness: columns %" PRIu64 "..%" PRIu64 " of %dx%d float written on host read on device 0: "
@@ -380,7 +370,7 @@ int main(void)
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_array_read(ctx, cols, buf, col_bytes));
         expect_block(buf, N, ncols, 0, c0, 4.0f, 1.0f, 0.0f, "column block read on the host");
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         expect_moves(&s, 0, 0, col_bytes, 0, "column block of a device-0 matrix read on the host");
         expect_moves(&s, 1, 0, 0, 0, "column block of a device-0 matrix read on the host (device 1)");
         printf("laziness: columns %" PRIu64 "..%" PRIu64 " of %dx%d float written on device 0 read on host: "
@@ -390,7 +380,7 @@ int main(void)
         /* Device 1 reads the column block: the host holds it valid now. */
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, scale, &l1, HPL_ARGS(hpl_arr(cols), hpl_arr(b5), hpl_f32(1.0f), hpl_f32(-4.0f))));
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         expect_moves(&s, 0, 0, 0, 0, "host-valid column block read on device 1 (device 0)");
         expect_moves(&s, 1, col_bytes, 0, 0, "host-valid column block read on device 1");
         CHECK_OK(hpl_array_read(ctx, b5, buf, col_bytes));
@@ -401,7 +391,7 @@ int main(void)
         const float *p = th_access(ctx, a5, HPL_READ);
         if (p)
             expect_block(p, N, M, 0, 0, 4.0f, 1.0f, 0.0f, "matrix after its column block was read");
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         expect_moves(&s, 0, 0, (uint64_t)N * M * 4 - col_bytes, 0, "rest of the matrix around a column block");
         printf("laziness: the rest of that %dx%d float then read on host: to_host_bytes=%" PRIu64 " count=%" PRIu64
                "\n",
@@ -415,7 +405,7 @@ int main(void)
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, gen, &l0, HPL_ARGS(hpl_arr(a5), hpl_f32(6.0f))));
         CHECK_OK(hpl_eval(ctx, scale, &l1, HPL_ARGS(hpl_arr(cols), hpl_arr(b5), hpl_f32(1.0f), hpl_f32(-4.0f))));
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         expect_moves(&s, 0, 0, col_bytes, 0, "column block of a device-0 matrix read on device 1 (source)");
         expect_moves(&s, 1, col_bytes, 0, 0, "column block of a device-0 matrix read on device 1 (destination)");
         printf("laziness: columns %" PRIu64 "..%" PRIu64 " of %dx%d float written on device 0 read on device 1: "
@@ -432,7 +422,7 @@ int main(void)
     {
         /* Some traffic first, so that there is something to reset. */
         CHECK_OK(hpl_eval(ctx, inc, &l1, HPL_ARGS(hpl_arr(a1), hpl_f32(1.0f))));
-        hpl_stats before = stats_now(ctx);
+        hpl_stats before = th_stats(ctx);
         CHECK(before.device[1].to_device_bytes > 0, "device 1 fetched nothing for a host-valid array");
         uint64_t sums[6] = {0};
         for (int d = 0; d < 2; d++) {
@@ -457,7 +447,7 @@ int main(void)
                   before.device[d].resident_bytes);
         }
         CHECK_OK(hpl_stats_reset(ctx));
-        hpl_stats after = stats_now(ctx);
+        hpl_stats after = th_stats(ctx);
         CHECK(sum_counts(&after) == 0, "hpl_stats_reset left non-zero counters");
         CHECK(after.total.to_device_bytes == 0 && after.total.to_host_bytes == 0 && after.total.local_bytes == 0 &&
                   after.total.to_device_count == 0 && after.total.to_host_count == 0 && after.total.local_count == 0 &&
@@ -478,7 +468,7 @@ int main(void)
         const float *p = th_access(ctx, a1, HPL_READ);
         if (p)
             expect_block(p, N, M, 0, 0, 1.0f, 1.0f, 1.0f, "a1 + 1 on device 1");
-        hpl_stats s = stats_now(ctx);
+        hpl_stats s = th_stats(ctx);
         expect_moves(&s, 1, 0, (uint64_t)N * ROW_BYTES, 0, "a1 written on device 1 read on the host");
     }
 
@@ -487,7 +477,7 @@ int main(void)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         CHECK_OK(hpl_array_destroy(ctx, all[i]));
     {
-        hpl_stats s = stats_now(ctx);
+        hpl_stats s = th_stats(ctx);
         for (int d = 0; d < 2; d++)
             CHECK(s.device[d].resident_bytes == 0, "device %d resident_bytes %" PRIu64 " after every array died", d,
                   s.device[d].resident_bytes);

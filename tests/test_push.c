@@ -54,15 +54,6 @@ static void host_step(const uint32_t *a, uint32_t *b)
         }
 }
 
-static hpl_stats stats_now(hpl_context *ctx)
-{
-    hpl_stats s;
-    memset(&s, 0, sizeof s);
-    CHECK_OK(hpl_finish(ctx));
-    CHECK_OK(hpl_stats_get(ctx, &s));
-    return s;
-}
-
 static hpl_context *open_cpu3(void)
 {
     return th_context_desc(&(hpl_context_desc){.devices = "cpu:3", .zero_copy = HPL_ZERO_COPY_OFF});
@@ -90,7 +81,7 @@ static totals stencil(hpl_context *ctx, bool first, bool pushes, uint32_t *resul
     for (int s = 0; s < STEPS; s++) {
         CHECK_OK(hpl_eval(ctx, k, &l, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[1 - s % 2], 1))));
         host_step(ref[s % 2], ref[1 - s % 2]);
-        hpl_stats st = stats_now(ctx);
+        hpl_stats st = th_stats(ctx);
         for (int d = 0; d < D; d++) {
             uint64_t neighbours = (uint64_t)(d > 0) + (uint64_t)(d + 1 < D);
             const hpl_device_stats *x = &st.device[d];
@@ -111,7 +102,7 @@ static totals stencil(hpl_context *ctx, bool first, bool pushes, uint32_t *resul
     }
     CHECK_OK(hpl_array_read(ctx, g[STEPS % 2], result, sizeof ref[0]));
     CHECK(memcmp(result, ref[STEPS % 2], sizeof ref[0]) == 0, "%s: %d steps differ from the host's", what, STEPS);
-    hpl_stats st = stats_now(ctx);
+    hpl_stats st = th_stats(ctx);
     t.to_host += st.total.to_host_bytes;
     t.to_device += st.total.to_device_bytes;
     CHECK_OK(hpl_array_destroy(ctx, g[0]));
@@ -156,7 +147,7 @@ static void read_once(hpl_context *ctx)
     for (int i = 0; i < 3; i++) {
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, gen, &two, HPL_ARGS(hpl_part1(x, 0), hpl_u32(2 + (uint32_t)i))));
-        hpl_stats st = stats_now(ctx);
+        hpl_stats st = th_stats(ctx);
         uint64_t want = i == 0 ? ROWB : 0;
         for (int d = 0; d < 2; d++)
             CHECK(st.device[d].to_host_bytes == want && st.device[d].to_device_bytes == 0,
@@ -190,10 +181,10 @@ static void too_big(hpl_context *ctx)
     CHECK_OK(hpl_eval(ctx, copy, &on1, HPL_ARGS(hpl_arr(x), hpl_arr(y))));
     CHECK_OK(hpl_stats_reset(ctx));
     CHECK_OK(hpl_eval(ctx, gen, &on0, HPL_ARGS(hpl_arr(x), hpl_u32(5))));
-    hpl_stats st = stats_now(ctx);
+    hpl_stats st = th_stats(ctx);
     CHECK(st.device[0].to_host_bytes == 0, "9 MiB rewritten: %" PRIu64 " bytes pushed", st.device[0].to_host_bytes);
     CHECK_OK(hpl_eval(ctx, copy, &on1, HPL_ARGS(hpl_arr(x), hpl_arr(y))));
-    st = stats_now(ctx);
+    st = th_stats(ctx);
     CHECK(st.device[0].to_host_bytes == bytes && st.device[1].to_device_bytes == bytes,
           "9 MiB read on device 1: %" PRIu64 " bytes from device 0, %" PRIu64 " to device 1; want %" PRIu64,
           st.device[0].to_host_bytes, st.device[1].to_device_bytes, bytes);

@@ -239,15 +239,6 @@ static refval host_reduce(const tdesc *td, const uint8_t *root, const uint64_t r
 
 /* ---- checks --------------------------------------------------------------------- */
 
-static hpl_stats stats_now(hpl_context *ctx)
-{
-    hpl_stats s;
-    memset(&s, 0, sizeof s);
-    CHECK_OK(hpl_finish(ctx));
-    CHECK_OK(hpl_stats_get(ctx, &s));
-    return s;
-}
-
 static int reductions; /* how many hpl_array_reduce calls were checked */
 
 /* Reduces arr (the box b of the root modelled by `model`) with op and checks
@@ -420,7 +411,7 @@ static void scenario(hpl_context *ctx, const tdesc *td, hpl_kernel gen, const sh
     check_all_ops(ctx, td, a, model, rd, &whole, false, w);
     for (int i = 0; i < nsub; i++)
         check_all_ops(ctx, td, sa[i], model, rd, &subs[i], false, w);
-    hpl_stats s = stats_now(ctx);
+    hpl_stats s = th_stats(ctx);
     uint64_t mv = 0;
     for (int d = 0; d < s.device_count && d < 16; d++)
         mv += s.device[d].to_device_bytes + s.device[d].to_host_bytes + s.device[d].local_bytes;
@@ -436,7 +427,7 @@ static void scenario(hpl_context *ctx, const tdesc *td, hpl_kernel gen, const sh
         CHECK_OK(hpl_stats_reset(ctx));
         snprintf(w, sizeof w, "%s on device 1", what);
         check_all_ops(ctx, td, a, model, rd, &whole, false, w);
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         check_partials_only(&s, bytes, n, w, td);
         for (int d = 0; d < s.device_count && d < 16; d++)
             if (d != 1)
@@ -445,7 +436,7 @@ static void scenario(hpl_context *ctx, const tdesc *td, hpl_kernel gen, const sh
         /* The data stayed on device 1: the host read moves all of it. */
         CHECK_OK(hpl_stats_reset(ctx));
         check_contents(ctx, td, a, model, n, w);
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         CHECK(s.device[1].to_host_bytes == bytes && sum_to_host(&s) == bytes,
               "%s %s: the host read after the reductions moved %" PRIu64 " bytes from device 1 (%" PRIu64
               " in all), want the whole array %" PRIu64,
@@ -484,7 +475,7 @@ static void scenario(hpl_context *ctx, const tdesc *td, hpl_kernel gen, const sh
             snprintf(ws, sizeof ws, "%s, part %d with its halo", w, i);
             check_all_ops(ctx, td, part, model, rd, &pb, true, ws);
         }
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         check_partials_only(&s, bytes, n, w, td);
     }
 
@@ -513,12 +504,12 @@ static void scenario(hpl_context *ctx, const tdesc *td, hpl_kernel gen, const sh
         char ws[300];
         snprintf(ws, sizeof ws, "%s, the rewritten rows", w);
         check_all_ops(ctx, td, rows, model, rd, &rb, true, ws);
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         check_partials_only(&s, bytes, n, w, td);
         /* Unchanged, and still on the devices but for the host's rows. */
         CHECK_OK(hpl_stats_reset(ctx));
         check_contents(ctx, td, a, model, n, w);
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         uint64_t want = bytes - nrows * per_row * es;
         CHECK(sum_to_host(&s) == want, "%s %s: the host read after the reductions moved %" PRIu64 " bytes, want %"
               PRIu64, hpl_type_name(td->t), w, sum_to_host(&s), want);
@@ -532,7 +523,7 @@ static void scenario(hpl_context *ctx, const tdesc *td, hpl_kernel gen, const sh
         CHECK_OK(hpl_stats_reset(ctx));
         snprintf(w, sizeof w, "%s rewritten on the host", what);
         check_all_ops(ctx, td, a, model, rd, &whole, true, w);
-        s = stats_now(ctx);
+        s = th_stats(ctx);
         CHECK(sum_to_host(&s) == 0 && s.total.to_device_bytes == 0, "%s %s: moved %" PRIu64 " / %" PRIu64 " bytes",
               hpl_type_name(td->t), w, sum_to_host(&s), s.total.to_device_bytes);
         check_contents(ctx, td, a, model, n, w);
@@ -592,9 +583,9 @@ static void big_float_sum(hpl_context *ctx)
     CHECK_OK(hpl_array_write(ctx, src, v, n * sizeof *v));
     CHECK_OK(hpl_eval(ctx, copy, NULL, HPL_ARGS(hpl_part1(dst, 0), hpl_part1(src, 0))));
     float sum = 0;
-    hpl_stats before = stats_now(ctx);
+    hpl_stats before = th_stats(ctx);
     if (CHECK_OK(hpl_array_reduce(ctx, dst, HPL_REDUCE_SUM, &sum))) {
-        hpl_stats after = stats_now(ctx);
+        hpl_stats after = th_stats(ctx);
         th_note("sum of %llu floats on 4 devices: relative error %.2g", (unsigned long long)n,
                 (double)(fabsl((long double)sum - ref) / ref));
         double bound = 4.0 * FLT_EPSILON * (log2((double)n) + 2.0) * (double)ref;

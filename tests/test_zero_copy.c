@@ -73,15 +73,6 @@ static void expect_zero_copy(hpl_context *ctx, bool want, const char *what)
     }
 }
 
-static hpl_stats stats_now(hpl_context *ctx)
-{
-    hpl_stats s;
-    memset(&s, 0, sizeof s);
-    CHECK_OK(hpl_finish(ctx));
-    CHECK_OK(hpl_stats_get(ctx, &s));
-    return s;
-}
-
 static void print_stats(const char *what, const hpl_stats *s)
 {
     for (int d = 0; d < s->device_count && d < 16; d++) {
@@ -296,7 +287,7 @@ static void program(hpl_context *ctx, bool zero_copy, const char *what)
 
     /* While every array is alive: zero copy holds nothing on any device
      * and has moved nothing; otherwise the arrays are resident. */
-    hpl_stats st = stats_now(ctx);
+    hpl_stats st = th_stats(ctx);
     snprintf(msg, sizeof msg, "%s: with the program's arrays alive", what);
     if (zero_copy) {
         expect_nothing_moved(&st, msg);
@@ -425,12 +416,12 @@ static void staged_past_one_allocation(void)
     uint64_t n = info.max_buffer_size / 4 + (UINT64_C(16) << 20); /* 64 MiB past it */
     CHECK_OK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_UINT32, .dims = {n}, .name = "big"}, &big));
     CHECK_OK(hpl_subarray(ctx, big, HPL_RANGES({0, 7}), &head));
-    hpl_stats before = stats_now(ctx);
+    hpl_stats before = th_stats(ctx);
     CHECK_OK(hpl_eval(ctx, step, NULL, HPL_ARGS(hpl_arr(head), hpl_u32(3))));
     uint32_t got[8] = {0};
     if (CHECK_OK(hpl_array_read(ctx, head, got, sizeof got)))
         CHECK(got[0] == 3 && got[7] == 3, "big[0] = %u, big[7] = %u, want 3", got[0], got[7]);
-    hpl_stats after = stats_now(ctx);
+    hpl_stats after = th_stats(ctx);
     CHECK(after.total.staged_bytes >= before.total.staged_bytes + 2 * sizeof got,
           "%.2f GiB on %s (one allocation at most %.2f GiB): %llu bytes staged, want its 32 bytes both ways",
           n * 4.0 / 1073741824, info.name, info.max_buffer_size / 1073741824.0,
@@ -452,7 +443,7 @@ int main(void)
     expect_zero_copy(ctx, shared, "\"cpu\", AUTO");
     program(ctx, shared, "cpu, AUTO");
     chain(ctx, "cpu, AUTO");
-    s = stats_now(ctx);
+    s = th_stats(ctx);
     print_stats("program and chain on \"cpu\", AUTO", &s);
     expect_moved_if(&s, !shared, "\"cpu\", AUTO");
     hpl_context_destroy(ctx);
@@ -461,7 +452,7 @@ int main(void)
     ctx = zc_context("cpu", HPL_ZERO_COPY_OFF);
     expect_zero_copy(ctx, false, "\"cpu\", OFF");
     program(ctx, false, "cpu, OFF");
-    s = stats_now(ctx);
+    s = th_stats(ctx);
     print_stats("program on \"cpu\", OFF", &s);
     CHECK(s.device[0].to_device_bytes > 0 && s.device[0].to_host_bytes > 0,
           "\"cpu\", OFF: to_device %" PRIu64 " to_host %" PRIu64 ": no real transfers", s.device[0].to_device_bytes,
@@ -476,7 +467,7 @@ int main(void)
     ctx = zc_context("cpu:2", HPL_ZERO_COPY_AUTO);
     expect_zero_copy(ctx, false, "\"cpu:2\", AUTO");
     program(ctx, false, "cpu:2, AUTO");
-    s = stats_now(ctx);
+    s = th_stats(ctx);
     print_stats("program on \"cpu:2\", AUTO", &s);
     CHECK(s.device[0].to_device_bytes > 0 && s.device[1].to_device_bytes > 0 && s.device[0].to_host_bytes > 0 &&
               s.device[1].to_host_bytes > 0,
@@ -489,7 +480,7 @@ int main(void)
     expect_zero_copy(ctx, shared, "\"cpu:2\", ON");
     program(ctx, shared, "cpu:2, ON");
     chain(ctx, "cpu:2, ON");
-    s = stats_now(ctx);
+    s = th_stats(ctx);
     print_stats("program and chain on \"cpu:2\", ON", &s);
     expect_moved_if(&s, !shared, "\"cpu:2\", ON");
     hpl_context_destroy(ctx);
@@ -500,7 +491,7 @@ int main(void)
     unsetenv("HPLVK_ZERO_COPY");
     expect_zero_copy(ctx, false, "\"cpu\", HPLVK_ZERO_COPY=0");
     chain(ctx, "cpu, HPLVK_ZERO_COPY=0");
-    s = stats_now(ctx);
+    s = th_stats(ctx);
     print_stats("chain on \"cpu\", HPLVK_ZERO_COPY=0", &s);
     CHECK(s.device[0].to_device_bytes > 0 && s.device[0].to_host_bytes > 0,
           "HPLVK_ZERO_COPY=0: to_device %" PRIu64 " to_host %" PRIu64 ": no real transfers",
@@ -513,7 +504,7 @@ int main(void)
     unsetenv("HPLVK_ZERO_COPY");
     expect_zero_copy(ctx, shared, "\"cpu:2\", HPLVK_ZERO_COPY=1");
     chain(ctx, "cpu:2, HPLVK_ZERO_COPY=1");
-    s = stats_now(ctx);
+    s = th_stats(ctx);
     print_stats("chain on \"cpu:2\", HPLVK_ZERO_COPY=1", &s);
     expect_moved_if(&s, !shared, "\"cpu:2\", HPLVK_ZERO_COPY=1");
     hpl_context_destroy(ctx);
