@@ -263,7 +263,7 @@ typedef struct hpl__array {
     bool host_owned; /* mmap'd by the library */
     size_t host_map_size;
     hpl__coherence coherence;
-    struct hpl__push *push; /* push.h: rows devices send when they write them; NULL until an eval reads across devices */
+    hpl__push *push; /* push.h: rows devices send when they write them; NULL until an eval of several reads it */
     hpl__instance *instances;
     int instance_count, instance_capacity;
     hpl__import imports[HPL__MAX_DEVICES];

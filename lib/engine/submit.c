@@ -4,9 +4,10 @@
  *
  * Batches: the operations recorded on a device (evals, copies) go into one
  * open command buffer, each after a full barrier, and reach the queue in
- * one submission: at once when the device is idle, else when the device
- * idles (the progress thread flushes it), when the batch is full, when a
- * host wait or another device needs its work, or when an operation must
+ * one submission: at once when the device is idle or the operation pushes
+ * rows another device will wait for (hpl__batch_end_now), else when the
+ * device idles (the progress thread flushes it), when the batch is full,
+ * when a host wait or another device needs its work, or when an operation must
  * wait for another device (a gate, or that device's timeline where this one
  * imported it (peer.c), holds back the whole submission). Every
  * operation of a batch gets the timeline value the batch will signal.
@@ -470,8 +471,9 @@ static int batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at, bool now)
     d->batch_ops++;
     d->stats.operations++;
     d->recording = false;
-    /* An idle device gets the batch at once (latency); a busy one gets it
-     * when it idles (the progress thread watches) or when it is full. */
+    /* An idle device gets the batch at once (latency), and so does one that
+     * another device waits for (now); a busy one gets it when it idles (the
+     * progress thread watches) or when it is full. */
     bool idle = hpl__device_completed(d) >= d->submitted;
     if (now || idle || d->flush_deferred || d->batch_ops >= BATCH_MAX_OPS) {
         rc = batch_submit(d);
