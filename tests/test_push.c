@@ -12,7 +12,13 @@
  *      its transfer queue);
  *   3. rows another device read once, then only rewritten: pushed once;
  *   4. an argument over 8 MiB is not pushed: it moves at the read, whole;
- *   5. HPLVK_PUSH=2 makes hpl_context_create fail, naming it. */
+ *   5. a push waits for the reads of the host rows it overwrites: a one-way
+ *      stencil by plain evals on two devices, device 1 reading the row above
+ *      its rows from device 0 (pushed) and slowed by a spin loop, device 0
+ *      reading nothing of device 1. Only that write-after-read wait keeps
+ *      device 0's next push of the row from overwriting it on the host
+ *      before device 1's upload of it has run; the values against the host;
+ *   6. HPLVK_PUSH=2 makes hpl_context_create fail, naming it. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 
@@ -198,6 +204,81 @@ static void too_big(hpl_context *ctx)
     CHECK_OK(hpl_kernel_destroy(ctx, copy));
 }
 
+/* 5. b = 3 a + (the row above, or 1 at the top), and on rows from H on a
+ * bit of a spin loop's result (lcg^SPIN(column) & 1): device 0 computes
+ * rows 0 .. H-1 from a's same rows, device 1 rows H .. R-1 from a's rows
+ * H-1 .. R-1. */
+#define H (R / 2)
+#define SPIN 20000u
+
+static const char *top_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(uint, 2) a; hpl_out(uint, 2) b; };\n"
+    "void main() { uint i = hpl_global_id.x, j = hpl_global_id.y;\n"
+    "  hpl_at2(b, i, j) = hpl_at2(a, i, j) * 3u + (i > 0u ? hpl_at2(a, i - 1u, j) : 1u); }\n";
+
+static const char *bottom_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(uint, 2) a; hpl_out(uint, 2) b; uint spin; };\n"
+    "void main() { uint i = hpl_global_id.x, j = hpl_global_id.y, d = j;\n"
+    "  for (uint k = 0u; k < spin; k++) d = d * 1664525u + 1013904223u;\n"
+    "  hpl_at2(b, i, j) = hpl_at2(a, i + 1u, j) * 3u + hpl_at2(a, i, j) + (d & 1u); }\n";
+
+static void one_way_host(const uint32_t *a, uint32_t *b, const uint32_t *bit)
+{
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < C; j++)
+            b[i * C + j] = a[i * C + j] * 3u + (i > 0 ? a[(i - 1) * C + j] : 1u) + (i >= H ? bit[j] : 0u);
+}
+
+static void write_after_read(hpl_context *ctx)
+{
+    hpl_kernel top = th_kernel(ctx, top_src), bottom = th_kernel(ctx, bottom_src);
+    hpl_array g[2] = {th_array(ctx, HPL_UINT32, R, C, 0), th_array(ctx, HPL_UINT32, R, C, 0)};
+    hpl_array up[2], down_in[2], down_out[2];
+    for (int a = 0; a < 2; a++) {
+        CHECK_OK(hpl_subarray(ctx, g[a], HPL_RANGES({0, H - 1}, HPL_ALL), &up[a]));
+        CHECK_OK(hpl_subarray(ctx, g[a], HPL_RANGES({H - 1, R - 1}, HPL_ALL), &down_in[a]));
+        CHECK_OK(hpl_subarray(ctx, g[a], HPL_RANGES({H, R - 1}, HPL_ALL), &down_out[a]));
+    }
+    static uint32_t ref[2][R * C], got[R * C];
+    uint32_t bit[C];
+    for (int j = 0; j < C; j++) {
+        uint32_t d = (uint32_t)j;
+        for (uint32_t k = 0; k < SPIN; k++)
+            d = d * 1664525u + 1013904223u;
+        bit[j] = d & 1u;
+    }
+    for (int i = 0; i < R * C; i++)
+        ref[0][i] = (uint32_t)(i * 40503u % 977u);
+    CHECK_OK(hpl_array_write(ctx, g[0], ref[0], sizeof ref[0]));
+    hpl_launch on0 = {.device = 0}, on1 = {.device = 1, .global = {R - H, C}};
+    CHECK_OK(hpl_stats_reset(ctx));
+    for (int s = 0; s < STEPS; s++) {
+        int in = s % 2, out = 1 - in;
+        CHECK_OK(hpl_eval(ctx, top, &on0, HPL_ARGS(hpl_arr(up[in]), hpl_arr(up[out]))));
+        CHECK_OK(hpl_eval(ctx, bottom, &on1, HPL_ARGS(hpl_arr(down_in[in]), hpl_arr(down_out[out]), hpl_u32(SPIN))));
+        one_way_host(ref[in], ref[out], bit);
+    }
+    /* Row H-1 leaves device 0 once a step: pushed from the second step on,
+     * and also pulled at the second (the other array's first read). */
+    hpl_stats st = th_stats(ctx);
+    CHECK(st.device[0].to_host_bytes == STEPS * ROWB && st.device[1].to_host_bytes == 0,
+          "one-way stencil: %" PRIu64 " and %" PRIu64 " bytes to the host from devices 0 and 1; want %" PRIu64 " and 0",
+          st.device[0].to_host_bytes, st.device[1].to_host_bytes, STEPS * ROWB);
+    CHECK_OK(hpl_array_read(ctx, g[STEPS % 2], got, sizeof got));
+    int wrong = 0, first = -1;
+    for (int i = 0; i < R * C; i++)
+        if (got[i] != ref[STEPS % 2][i] && wrong++ == 0)
+            first = i;
+    CHECK(wrong == 0, "one-way stencil, device 1 slowed: %d of %d elements differ from the host's, the first at row %d",
+          wrong, R * C, first / C);
+    for (int a = 0; a < 2; a++)
+        CHECK_OK(hpl_array_destroy(ctx, g[a]));
+    CHECK_OK(hpl_kernel_destroy(ctx, top));
+    CHECK_OK(hpl_kernel_destroy(ctx, bottom));
+}
+
 static void bad_value(void)
 {
     CHECK(setenv("HPLVK_PUSH", "2", 1) == 0, "setenv");
@@ -220,6 +301,7 @@ int main(void)
     stencil_both_ways(ctx, true);
     read_once(ctx);
     too_big(ctx);
+    write_after_read(ctx);
     bad_value();
     return th_finish(ctx);
 }
