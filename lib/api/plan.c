@@ -494,7 +494,7 @@ static void search_ran(plan_search *s, const plan_cut *cut)
 
 /* ---- warm clocks (hplvk.h "Warm clocks") ------------------------------------ */
 
-#define WARM_UP_MS 250.0 /* an H200 raised its clocks after 190 ms of load */
+#define WARM_UP_MS (HPL__WARM_RAMP_S * 1e3) /* the load that raises the clocks (warmth.h) */
 
 /* The cut that splits the work evenly over the devices to warm; false
  * when none of them is cold with work in `timed`, the run to come. */

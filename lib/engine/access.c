@@ -128,7 +128,8 @@ static void gather_waits(hpl__op *op, const hpl__binding *b)
         op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->written, true, op->waits, op->wait_count);
     /* A push writes the host storage's rows: after the work that reads or
      * writes them there. */
-    op->wait_count = hpl__coherence_wait_points(c, HPL__HOST, &b->push.region, true, op->waits, op->wait_count);
+    if (!hpl__region_empty(&b->push.region))
+        op->wait_count = hpl__coherence_wait_points(c, HPL__HOST, &b->push.region, true, op->waits, op->wait_count);
     bool on_host = b->slot == HPL__HOST;
     if (b->writes && (!on_host || op->ctx->validation))
         op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->ghost, !on_host, op->waits, op->wait_count);
@@ -343,10 +344,7 @@ void hpl__op_record_pushes(hpl__op *op, VkCommandBuffer cb)
         if (!barrier)
             hpl__barrier_all(cb); /* after the work that wrote them */
         barrier = true;
-        hpl__layout from = hpl__layout_of(b->root, b->slot, d->index);
-        hpl__layout to = hpl__layout_of(b->root, HPL__HOST, d->index);
-        hpl__record_copy_logged(op->ctx, d, cb, b->root, &b->push.region, b->slot, HPL__HOST, &from, &to,
-                                hpl__no_shift);
+        hpl__record_download(op->ctx, d, cb, b->root, &b->push);
     }
 }
 

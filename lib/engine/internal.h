@@ -638,6 +638,10 @@ extern const int64_t hpl__no_shift[3]; /* {0, 0, 0} */
 /* Copies t's region from a device memory to the host storage as its own
  * submission on that device, and records it. */
 int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *t);
+/* Records download t (source a memory of d) into cb: no waits, no
+ * coherence (the caller's). */
+void hpl__record_download(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb, hpl__array *root,
+                          const hpl__transfer *t);
 /* Brings region of root valid into the host storage (submits copies, does
  * not wait). */
 int hpl__fetch_to_host(hpl_context *ctx, hpl__array *root, const hpl__region *region);

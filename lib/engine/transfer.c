@@ -29,9 +29,8 @@ static bool lane_takes_download(hpl_context *ctx, hpl__device *d, hpl__array *ro
     return bytes >= HPL__LANE_MIN_BYTES || d->xfer.shared || *after < hpl__device_recorded(d);
 }
 
-/* Records download t (source on d) into cb. */
-static void record_download(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb, hpl__array *root,
-                            const hpl__transfer *t)
+void hpl__record_download(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb, hpl__array *root,
+                          const hpl__transfer *t)
 {
     hpl__layout from = hpl__layout_of(root, t->src, d->index), to = hpl__layout_of(root, HPL__HOST, d->index);
     hpl__record_copy_logged(ctx, d, cb, root, &t->region, t->src, HPL__HOST, &from, &to, hpl__no_shift);
@@ -49,7 +48,7 @@ static int lane_download(hpl_context *ctx, hpl__device *d, hpl__array *root, con
         rc = hpl__lane_begin(d, &cb);
     if (rc != HPL_OK)
         return rc;
-    record_download(ctx, d, cb, root, t);
+    hpl__record_download(ctx, d, cb, root, t);
     uint64_t value = 0;
     rc = hpl__lane_submit(d, after, gate, &value);
     *at = hpl__lane_point(d, value);
@@ -79,7 +78,7 @@ int hpl__stage_to_host(hpl_context *ctx, hpl__array *root, const hpl__transfer *
         rc = hpl__batch_begin(ctx, d, waits, n, &cb);
         if (rc != HPL_OK)
             return rc;
-        record_download(ctx, d, cb, root, t);
+        hpl__record_download(ctx, d, cb, root, t);
         rc = hpl__batch_end(ctx, d, &at);
     }
     if (rc != HPL_OK)
