@@ -120,6 +120,12 @@ HPL_API const char *hpl_last_error(void);
  * until the next call, from any thread, that touches that array (an eval that
  * takes it, another access, hpl_array_destroy). Two threads that use the same
  * array must order those uses themselves. hpl_last_error() is per thread.
+ *
+ * Each context runs a progress thread (cross-device waits) and, with
+ * HPLVK_SUBMIT_THREAD=1 (chapter 8), a submit thread per device: a call
+ * records a device's work and hands its submission over (vkQueueSubmit
+ * costs ~4.5 us on NVIDIA's driver), so the submissions of a multi-device
+ * step overlap each other and the recording of the next device's work.
  */
 
 typedef struct hpl_context hpl_context;
@@ -194,7 +200,10 @@ HPL_API int hpl_context_create(const hpl_context_desc *desc, hpl_context **out);
 HPL_API void hpl_context_destroy(hpl_context *ctx);
 /* Waits until every eval and transfer submitted so far has completed.
  * Returns the first error that surfaced asynchronously since the last call
- * (device lost, out of memory in a lazy transfer), then forgets it. */
+ * (device lost, out of memory in a lazy transfer), then forgets it. A device
+ * that failed (lost, or the driver refused a submission) stays failed: every
+ * later hpl_finish, eval on it and access to an array it holds fails with
+ * HPL_ERROR_DEVICE_LOST, naming it. */
 HPL_API int hpl_finish(hpl_context *ctx);
 
 /* ======================================================================
@@ -1288,6 +1297,12 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      with the kernels that write it (chapter 7b). "1"
  *                      (unset or "": the default) pushes; other values
  *                      make hpl_context_create fail.
+ * HPLVK_SUBMIT_THREAD=1  a thread per device submits its work (chapter
+ *                      2): less of the host's time per eval, not yet
+ *                      faster steps where it was measured (one H200).
+ *                      "0" (unset or "": the default): the thread that
+ *                      records the work submits it. Other values make
+ *                      hpl_context_create fail.
  * HPLVK_LOGICAL_DEVICES  how the logical devices of one physical device
  *                      ("gpu0:2") are made: "vkdevices" (unset or "": the
  *                      default) a VkDevice each, which a GPU time-shares

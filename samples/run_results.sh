@@ -72,6 +72,11 @@
 #                                                                     ~340 s
 #           The timeouts add up to 1520 s and 3180 s (-n prints them), but
 #           those are bounds, several times each run's estimate.
+#           call 3, the same steps with a submit thread per device
+#           (HPLVK_SUBMIT_THREAD=1: less host time per eval; the results
+#           header lists the HPLVK_ variables set):
+#             HPLVK_SUBMIT_THREAD=1 ... -s '^(bench_exchange|game_of_life)$'
+#                                                                     ~260 s
 #   h200x4  four H200s (nvidia-h200-x4, issue 19): h200x8 without the runs
 #           on g8 and g8c. About 12.5 minutes (logical, -l: ~13.5):
 #           call 1: -s '^(matmul|jacobi|bench_plan)$'   ~280 s
@@ -375,6 +380,8 @@ report "gpus (count x name, driver): ${gpus:-none}"
 report "mesa-vulkan-drivers: ${mesa:-unknown: see the LLVM version in llvmpipe device names}"
 [[ -z $logical ]] || report "devices: logical (gpuN -> gpu0:N), timings are not speedups"
 [[ -z $select ]] || report "selection: programs matching '$select' (${#plan[@]} runs)"
+settings=$(env | grep -E '^HPLVK_' | grep -v '^HPLVK_DEVICES=' | sort | paste -sd ' ' -)
+[[ -z $settings ]] || report "environment: $settings"
 report ""
 
 failed=0 total=0

@@ -141,6 +141,40 @@ static void sizes_malformed(void)
     expect_size("16777215T", (unsigned __int128)16777215 << 40, true);
 }
 
+/* ---- switches ------------------------------------------------------------ */
+
+static void switches(void)
+{
+    static const struct {
+        const char *text;
+        bool fallback;
+        int rc;
+        bool out;
+    } cases[] = {
+        {NULL, false, HPL_OK, false}, {NULL, true, HPL_OK, true},   {"", false, HPL_OK, false},
+        {"", true, HPL_OK, true},     {"0", true, HPL_OK, false},   {"1", false, HPL_OK, true},
+        {"2", true, HPL_ERROR_INVALID_ARGUMENT, 0},  {"01", false, HPL_ERROR_INVALID_ARGUMENT, 0},
+        {" 1", false, HPL_ERROR_INVALID_ARGUMENT, 0}, {"1 ", true, HPL_ERROR_INVALID_ARGUMENT, 0},
+        {"yes", true, HPL_ERROR_INVALID_ARGUMENT, 0}, {"true", false, HPL_ERROR_INVALID_ARGUMENT, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int start = 0; start < 2; start++) {
+            bool out = start;
+            int rc = hpl__parse_switch("HPLVK_X", cases[i].text, cases[i].fallback, "off here", "on here", &out);
+            bool want = rc == HPL_OK ? cases[i].out : (bool)start; /* untouched on failure */
+            CHECK(rc == cases[i].rc && out == want, "'%s' fallback %d: %s, %d; want %s, %d",
+                  cases[i].text ? cases[i].text : "(unset)", cases[i].fallback, hpl_error_name(rc), out,
+                  hpl_error_name(cases[i].rc), want);
+            if (rc != HPL_OK) {
+                char want_msg[96];
+                snprintf(want_msg, sizeof want_msg, "HPLVK_X='%s' is neither 0 (off here) nor 1 (on here)",
+                         cases[i].text);
+                CHECK(th_contains(hpl_last_error(), want_msg), "message \"%s\"", hpl_last_error());
+            }
+        }
+    }
+}
+
 /* ---- zero-copy mode ------------------------------------------------------------ */
 
 static void zero_copy_mode(void)
@@ -306,6 +340,7 @@ int main(void)
 {
     sizes_exhaustive();
     sizes_malformed();
+    switches();
     zero_copy_mode();
     decide_exhaustive();
     decide_messages();

@@ -90,7 +90,7 @@ static int acquire_locked(hpl_context *ctx, hpl_array handle, int device, hpl_ac
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
     if (rc == HPL_OK)
-        rc = hpl__take_error(ctx, a->root, "hpl_array_vulkan_acquire");
+        rc = hpl__take_error(ctx, a->root);
     if (rc != HPL_OK)
         return rc;
     /* Room first: once submitted, the acquisition must be recorded. */
@@ -108,8 +108,11 @@ static int acquire_locked(hpl_context *ctx, hpl_array handle, int device, hpl_ac
     describe(d, a, slot, out);
     out->wait_value = at.value;
     /* The application's submission waits for wait_value: it must be on the
-     * queue, not in a batch hplvk has still to submit. */
-    return hpl__batch_flush(d);
+     * queue, not in a batch hplvk has still to submit nor in the hands of
+     * its submit thread (the application may share the queue). */
+    rc = hpl__batch_flush(d);
+    hpl__submit_drain(d);
+    return rc;
 }
 
 int hpl_array_vulkan_acquire(hpl_context *ctx, hpl_array array, int device, hpl_access access, hpl_vulkan_buffer *out)

@@ -512,18 +512,26 @@ int hpl_array_get_info(hpl_context *ctx, hpl_array handle, hpl_array_info *out)
 
 /* Returns (and forgets) an asynchronous error of the array's work or of a
  * device it lives on. */
-int hpl__take_error(hpl_context *ctx, hpl__array *root, const char *fn)
+int hpl__take_error(hpl_context *ctx, hpl__array *root)
 {
     int rc = root->error;
     root->error = HPL_OK;
-    for (int i = 0; rc == HPL_OK && i < root->instance_count; i++)
-        rc = ctx->devices[root->instances[i].device].error;
-    for (int i = 0; rc == HPL_OK && i < ctx->device_count; i++)
-        if (root->imports[i].buffer)
-            rc = ctx->devices[i].error;
     if (rc != HPL_OK)
-        hpl__fail(rc, "%s: earlier asynchronous work on array '%s' failed: %s", fn, root->name, hpl_error_string(rc));
-    return rc;
+        return hpl__fail(rc, "earlier asynchronous work on array '%s' failed: %s", root->name,
+                         hpl_error_string(rc));
+    /* A device that failed holds (or reads) it: its copy is lost. */
+    const hpl__device *failed = NULL;
+    for (int i = 0; !failed && i < root->instance_count; i++)
+        if (ctx->devices[root->instances[i].device].error)
+            failed = &ctx->devices[root->instances[i].device];
+    for (int i = 0; !failed && i < ctx->device_count; i++)
+        if (root->imports[i].buffer && ctx->devices[i].error)
+            failed = &ctx->devices[i];
+    if (!failed)
+        return HPL_OK;
+    return hpl__fail(failed->error, "array '%s' is on device %s, which failed earlier: %s%s", root->name,
+                     failed->info.name, hpl_error_string(failed->error),
+                     hpl__submit_failure(failed) != VK_SUCCESS ? " (the driver refused a submission)" : "");
 }
 
 int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool fetch, bool for_write)
@@ -546,10 +554,10 @@ int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool
 /* Makes the host storage hold the view (READ; WRITE: its ghost part, as
  * context) and waits for the work it needs. The wait releases the lock: *a
  * is looked up again. */
-static int host_acquire(hpl_context *ctx, hpl_array handle, hpl__array **a, hpl_access mode, const char *fn)
+static int host_acquire(hpl_context *ctx, hpl_array handle, hpl__array **a, hpl_access mode)
 {
     hpl__array *root = (*a)->root;
-    int rc = hpl__take_error(ctx, root, fn);
+    int rc = hpl__take_error(ctx, root);
     bool ghost = !hpl__box_equal(&(*a)->box, &(*a)->owned);
     if (rc == HPL_OK)
         rc = hpl__host_sync(ctx, root, &(*a)->box, (mode & HPL_READ) || ghost, mode & HPL_WRITE);
@@ -583,7 +591,7 @@ static int access_locked(hpl_context *ctx, hpl_array handle, hpl_access mode, vo
     if (rc == HPL_OK)
         rc = hpl__acquired_check(ctx, a->root, &a->box, mode);
     if (rc == HPL_OK)
-        rc = host_acquire(ctx, handle, &a, mode, fn);
+        rc = host_acquire(ctx, handle, &a, mode);
     if (rc == HPL_OK && (mode & HPL_WRITE))
         rc = hpl__host_written(a);
     if (rc != HPL_OK) {
@@ -659,7 +667,7 @@ int hpl_array_wait(hpl_context *ctx, hpl_array handle)
     if (rc == HPL_OK)
         rc = wait_array(ctx, a->root);
     if (rc == HPL_OK && hpl__array_get(ctx, handle, &a) == HPL_OK)
-        rc = hpl__take_error(ctx, a->root, "hpl_array_wait");
+        rc = hpl__take_error(ctx, a->root);
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_wait");
     HPL__UNLOCK(ctx);

@@ -173,6 +173,8 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
     for (int i = 0; rc == HPL_OK && ctx->validation && i < ctx->device_count; i++)
         ctx->devices[i].semaphore_lock = &ctx->semaphore_lock;
     if (rc == HPL_OK)
+        rc = hpl__submitters_start(ctx);
+    if (rc == HPL_OK)
         rc = hpl__progress_start(ctx);
     if (rc == HPL_OK)
         hpl__trace_from_env(ctx);
@@ -191,11 +193,9 @@ int hpl_finish(hpl_context *ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_finish: ctx is NULL");
     HPL__LOCK(ctx);
     int rc = hpl__wait_idle(ctx);
-    if (rc == HPL_OK && ctx->deferred_error != HPL_OK) {
-        rc = hpl__fail(ctx->deferred_error, "hpl_finish: earlier asynchronous work failed: %s",
-                       hpl_error_string(ctx->deferred_error));
-    }
-    ctx->deferred_error = HPL_OK;
+    int deferred = hpl__context_take_error(ctx);
+    if (rc == HPL_OK && deferred != HPL_OK)
+        rc = hpl__fail(deferred, "hpl_finish: earlier asynchronous work failed: %s", hpl_error_string(deferred));
     HPL__UNLOCK(ctx);
     return rc;
 }

@@ -235,7 +235,7 @@ static int check_device(const hpl__variant *v, const hpl__device *d)
     if (v->reflection.needs_int64 && !d->info.int64)
         return hpl__fail(HPL_ERROR_UNSUPPORTED, "the kernel uses 64-bit integers but device %s lacks shaderInt64",
                          d->info.name);
-    return d->error;
+    return hpl__device_check(d);
 }
 
 void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__kernel *kernel)

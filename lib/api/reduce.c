@@ -225,7 +225,7 @@ static int reduce_locked(hpl_context *ctx, hpl_array handle, hpl_reduction op, v
     hpl__array *root = a->root;
     rc = hpl__acquired_check(ctx, root, &a->box, HPL_READ);
     if (rc == HPL_OK)
-        rc = hpl__take_error(ctx, root, "reduction");
+        rc = hpl__take_error(ctx, root);
     if (rc == HPL_OK)
         rc = hpl__host_storage_ensure(root);
     if (rc != HPL_OK)

@@ -44,6 +44,15 @@ int hpl__parse_size(const char *name, const char *text, uint64_t *out)
     return HPL_OK;
 }
 
+int hpl__parse_switch(const char *name, const char *text, bool fallback, const char *off, const char *on,
+                      bool *out)
+{
+    if (text && *text && strcmp(text, "0") && strcmp(text, "1"))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s='%.40s' is neither 0 (%s) nor 1 (%s)", name, text, off, on);
+    *out = text && *text ? text[0] == '1' : fallback;
+    return HPL_OK;
+}
+
 int hpl__parse_zero_copy(int desc_mode, const char *env, int *mode, const char **source)
 {
     static const char *const desc_names[] = {"hpl_context_desc.zero_copy = HPL_ZERO_COPY_AUTO",

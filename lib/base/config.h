@@ -15,6 +15,12 @@
  * named in messages. */
 int hpl__parse_size(const char *name, const char *text, uint64_t *out);
 
+/* A switch variable `name` whose value is `text` (NULL: unset): unset or
+ * "" gives fallback, "0" false, "1" true; anything else fails, the message
+ * saying what 0 and 1 mean (`off`, `on`: "stage every host transfer"). */
+int hpl__parse_switch(const char *name, const char *text, bool fallback, const char *off, const char *on,
+                      bool *out);
+
 /* The zero-copy mode: desc_mode (an hpl_zero_copy), or when it is AUTO and
  * env (HPLVK_ZERO_COPY) is set and not empty, "0" (OFF) or "1" (ON).
  * *source gets what set the mode, for messages: "HPLVK_ZERO_COPY=0",

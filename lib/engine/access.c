@@ -1,5 +1,6 @@
 /* Operations on one device: bindings, fetches, coherence after. See access.h. */
 #include "access.h"
+#include "config.h"
 #include "events.h"
 
 #include <stdlib.h>
@@ -142,14 +143,8 @@ static void gather_waits(hpl__op *op, const hpl__binding *b)
 
 int hpl__push_configure(hpl_context *ctx)
 {
-    const char *env = getenv("HPLVK_PUSH");
-    ctx->push = !env || !*env || !strcmp(env, "1");
-    if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
-                         "HPLVK_PUSH='%.40s' is neither 0 (rows move when a device reads them) nor 1 (a device sends "
-                         "the rows others read from it with the work that writes them)",
-                         env);
-    return HPL_OK;
+    return hpl__parse_switch("HPLVK_PUSH", getenv("HPLVK_PUSH"), true, "rows move when a device reads them",
+                             "a device sends the rows others read from it with the work that writes them", &ctx->push);
 }
 
 /* Notes what b reads from other devices' memories (before its transfers

@@ -529,16 +529,16 @@ int hpl__devices_open(hpl_context *ctx, const char *spec)
 /* Waits until the device is done with hplvk's work. On the application's
  * device only hplvk's own timelines: its queues may be busy with the
  * application's work, and vkDeviceWaitIdle would need all of them. */
-static void device_quiet(hpl_context *ctx, hpl__device *d)
+static void device_quiet(hpl__device *d)
 {
     if (!d->borrowed) {
         vkDeviceWaitIdle(d->device);
         return;
     }
     if (d->timeline && d->submitted)
-        hpl__timeline_wait(d, d->submitted);
+        hpl__semaphore_settle(d, d->timeline, d->submitted);
     if (d->xfer.on && d->xfer.submitted)
-        hpl__point_wait(ctx, hpl__lane_point(d, d->xfer.submitted));
+        hpl__semaphore_settle(d, d->xfer.timeline, d->xfer.submitted);
 }
 
 static void close_device(hpl_context *ctx, hpl__device *d)
@@ -548,7 +548,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
     d->batch_lock_made = false;
     if (!d->device)
         return;
-    device_quiet(ctx, d);
+    device_quiet(d);
     save_pipeline_cache(ctx, d);
     hpl__args_release(d);
     hpl__staging_close(d);
@@ -575,6 +575,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
 
 void hpl__devices_close(hpl_context *ctx)
 {
+    hpl__submitters_stop(ctx); /* nothing left to submit, no queue in use */
     hpl__peers_close(ctx); /* imported timelines go before any device */
     /* Last first: a guest's objects go before the VkDevice they are on. */
     for (int i = ctx->device_count - 1; i >= 0; i--)

@@ -71,6 +71,31 @@ typedef struct hpl__arg_chunk {
     uint64_t last_value; /* timeline value of the last work reading it */
 } hpl__arg_chunk;
 
+/* One submission of a device's work: a command buffer signalling value on
+ * a timeline after waits (submitter.c). */
+#define HPL__SUBMIT_MAX_WAITS (3 + HPL__MAX_DEVICES)
+typedef struct hpl__submission {
+    VkQueue queue;
+    VkCommandBuffer cb;
+    VkSemaphore signal;
+    uint64_t value;
+    uint32_t wait_count;
+    VkPipelineStageFlags stage; /* of every wait */
+    VkSemaphore waits[HPL__SUBMIT_MAX_WAITS];
+    uint64_t wait_values[HPL__SUBMIT_MAX_WAITS];
+    /* The other device whose compute timeline a wait is on (peer.c), NULL
+     * for none: submitter.c submits after that device's signal of it. */
+    struct hpl__device *producers[HPL__SUBMIT_MAX_WAITS];
+} hpl__submission;
+typedef struct hpl__submitter hpl__submitter;
+static inline void hpl__submission_wait(hpl__submission *s, VkSemaphore semaphore, uint64_t value,
+                                        struct hpl__device *producer)
+{
+    s->producers[s->wait_count] = producer;
+    s->waits[s->wait_count] = semaphore;
+    s->wait_values[s->wait_count++] = value;
+}
+
 /* A calibration point of a device clock: device tick (extended past the
  * tick's valid bits) and the host's CLOCK_MONOTONIC at the same moment. */
 typedef struct hpl__clock_point {
@@ -174,6 +199,7 @@ typedef struct hpl__device {
 
     VkPipelineCache pipeline_cache;
     int error; /* sticky: device lost */
+    hpl__submitter *submitter; /* submitter.c; NULL before the context is made */
 
     uint32_t features; /* HPL__FEATURE_* enabled on the VkDevice (validate.h) */
     /* The VkDevice and its queues are the application's (interop.c): never
@@ -344,24 +370,64 @@ struct hpl_context {
 };
 
 /* Keeps the first asynchronous error since the last hpl_finish (which
- * returns it). Inline: the progress thread records errors, and a call into
- * context.c would make the engine depend on the API above it. */
+ * takes it). Atomic, without the context lock: the progress thread records
+ * errors, and must not wait for a thread that holds the lock while it waits
+ * for a gate the progress thread opens. Inline: a call into context.c would
+ * make the engine depend on the API above it. */
 static inline void hpl__context_record_error(hpl_context *ctx, int code)
 {
-    if (code != HPL_OK && ctx->deferred_error == HPL_OK)
-        ctx->deferred_error = code;
+    int none = HPL_OK;
+    if (code != HPL_OK)
+        __atomic_compare_exchange_n(&ctx->deferred_error, &none, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* The error hpl__context_record_error kept (HPL_OK: none), forgotten. */
+static inline int hpl__context_take_error(hpl_context *ctx)
+{
+    return __atomic_exchange_n(&ctx->deferred_error, HPL_OK, __ATOMIC_ACQ_REL);
 }
 
 /* vk.c */
 /* Records a failed Vulkan call `what` as this thread's error; returns its code. */
 int hpl__vk_error(VkResult r, const char *what);
-/* vkQueueSubmit on d's compute queue (_on: on queue, one of d's), inside
- * the application's queue lock when it gave one. */
-VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits);
-VkResult hpl__queue_submit_on(hpl__device *d, VkQueue queue, uint32_t count, const VkSubmitInfo *submits);
 /* A timeline semaphore of d starting at 0; exportable as an opaque fd
  * (peer.c) when asked. */
 int hpl__timeline_create(hpl__device *d, bool exportable, VkSemaphore *out);
+/* The value a timeline semaphore of d has reached, into *value (0 on failure). */
+VkResult hpl__semaphore_get(hpl__device *d, VkSemaphore semaphore, uint64_t *value);
+/* The same, 0 on failure. */
+uint64_t hpl__semaphore_value(hpl__device *d, VkSemaphore semaphore);
+/* Signals a timeline semaphore of d from the host. */
+void hpl__semaphore_signal(hpl__device *d, VkSemaphore semaphore, uint64_t value);
+/* Blocks until a timeline semaphore of d reaches value (spin first);
+ * fails at once when d failed. */
+VkResult hpl__semaphore_wait(hpl__device *d, VkSemaphore semaphore, uint64_t value);
+/* The same, but even after d failed (what a destroy needs): fails only
+ * when the driver does. The value must be submitted or signalled from the
+ * host. */
+VkResult hpl__semaphore_settle(hpl__device *d, VkSemaphore semaphore, uint64_t value);
+
+/* submitter.c: the submit thread of each device */
+/* Starts each device's (HPLVK_SUBMIT_THREAD), once the devices exist. */
+int hpl__submitters_start(hpl_context *ctx);
+/* Submits what each FIFO holds, then ends the threads; before any device
+ * closes. */
+void hpl__submitters_stop(hpl_context *ctx);
+/* Submits s on its queue: hands it to d's submit thread, or submits it at
+ * once without one. Under d's batch lock for the device's own timelines, so
+ * that values reach each queue in order. VK_SUCCESS once handed over: a
+ * later failure marks d lost and signals the value from the host. */
+VkResult hpl__submit(hpl__device *d, const hpl__submission *s);
+/* Returns once d's submit thread has made every submission handed to it:
+ * before the application may wait for one of its values on the same queue
+ * (a wait on a queue for a signal behind it there never ends). */
+void hpl__submit_drain(hpl__device *d);
+/* What d's first failed vkQueueSubmit returned (VK_SUCCESS: none). */
+VkResult hpl__submit_failure(const hpl__device *d);
+/* vkQueueSubmit on queue (one of d's) inside d's queue lock, and the
+ * application's when it gave one. */
+VkResult hpl__queue_submit_on(hpl__device *d, VkQueue queue, uint32_t count, const VkSubmitInfo *submits,
+                              VkFence fence);
 
 /* device.c */
 int hpl__devices_open(hpl_context *ctx, const char *spec);
@@ -442,12 +508,13 @@ void hpl__batch_watched(hpl__device *d);
  * reach value: *at is its point, after which hplvk's later work on d runs. */
 int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore semaphore, uint64_t value,
                                hpl__point *at);
-/* The value a timeline semaphore of d has reached (0 on failure). */
-uint64_t hpl__semaphore_value(hpl__device *d, VkSemaphore semaphore);
 uint64_t hpl__device_completed(hpl__device *d);
+/* HPL_OK, or d's sticky error ("failed earlier") recorded as this thread's. */
+int hpl__device_check(const hpl__device *d);
 /* Signals d's gate, or its lane's, from the host (the progress thread). */
 void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value);
-/* Blocks until d's timeline reaches value (spin first). */
+/* Blocks until d's timeline reaches value (spin first); fails at once
+ * when d failed. */
 VkResult hpl__timeline_wait(hpl__device *d, uint64_t value);
 /* Timelines (coherence.h): the device a timeline belongs to, whether it is
  * the device's transfer lane, the point of lane value v of d. */
@@ -584,9 +651,10 @@ void hpl__array_destroy_all(hpl_context *ctx);
  * before reading it (for_write: before writing it), on that box only.
  * Releases the lock while waiting: look handles up again after. */
 int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool fetch, bool for_write);
-/* Returns (then forgets) an asynchronous error of root's work, with a
- * message naming fn and the array. */
-int hpl__take_error(hpl_context *ctx, hpl__array *root, const char *fn);
+/* Returns (then forgets) an asynchronous error of root's work, or the
+ * error of a failed device that holds it, with a message naming the array
+ * (the caller prefixes its own name). */
+int hpl__take_error(hpl_context *ctx, hpl__array *root);
 /* Records that the host wrote a's owned box. */
 int hpl__host_written(hpl__array *a);
 /* a's first element in its root's host storage. */

@@ -123,46 +123,28 @@ int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t gate, uint64_t *va
     pthread_mutex_lock(&d->batch_lock);
     /* The compute work it follows must be on the queue first. */
     int rc = after > d->submitted ? hpl__batch_flush_locked(d) : HPL_OK;
-    uint64_t signal = l->submitted + 1;
-    VkPipelineStageFlags stages[2] = {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT};
-    VkSemaphore waits[2];
-    uint64_t values[2];
-    uint32_t n = 0;
-    if (after) {
-        waits[n] = d->timeline;
-        values[n++] = after;
-    }
-    if (gate) {
-        waits[n] = l->gate;
-        values[n++] = gate;
-    }
-    VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .waitSemaphoreValueCount = n,
-                                        .pWaitSemaphoreValues = values,
-                                        .signalSemaphoreValueCount = 1,
-                                        .pSignalSemaphoreValues = &signal};
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .pNext = &ti,
-                       .waitSemaphoreCount = n,
-                       .pWaitSemaphores = waits,
-                       .pWaitDstStageMask = stages,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &cmd->cb,
-                       .signalSemaphoreCount = 1,
-                       .pSignalSemaphores = &l->timeline};
+    hpl__submission s = {.queue = l->queue,
+                         .cb = cmd->cb,
+                         .signal = l->timeline,
+                         .value = l->submitted + 1,
+                         .stage = VK_PIPELINE_STAGE_TRANSFER_BIT};
+    if (after)
+        hpl__submission_wait(&s, d->timeline, after, NULL); /* same FIFO, earlier */
+    if (gate)
+        hpl__submission_wait(&s, l->gate, gate, NULL);
     if (rc == HPL_OK) {
-        r = hpl__queue_submit_on(d, l->queue, 1, &si);
+        r = hpl__submit(d, &s);
         if (r != VK_SUCCESS) {
             d->error = HPL_ERROR_DEVICE_LOST;
             rc = hpl__vk_error(r, "vkQueueSubmit (transfer lane)");
         }
     }
     if (rc == HPL_OK) {
-        l->submitted = signal;
-        cmd->value = signal;
-        hpl__events_submitted(d, hpl__lane_point(d, signal));
+        l->submitted = s.value;
+        cmd->value = s.value;
+        hpl__events_submitted(d, hpl__lane_point(d, s.value));
         d->stats.transfer_submissions++;
-        *value = signal;
+        *value = s.value;
     } else {
         cmd->value = 0;
     }

@@ -134,13 +134,9 @@ static void serve(hpl__progress *p, int gate, const action *a)
 {
     hpl_context *ctx = p->ctx;
     hpl__device *d = hpl__timeline_device(ctx, gate);
-    if (a->error) {
-        /* Keep the error; still open the gate so the waiting device does
-         * not hang: its results are void and the error says so. */
-        pthread_mutex_lock(&ctx->lock);
-        hpl__context_record_error(ctx, a->error);
-        pthread_mutex_unlock(&ctx->lock);
-    }
+    /* Keep the error; still open the gate so the waiting device does not
+     * hang: its results are void and the error says so. */
+    hpl__context_record_error(ctx, a->error);
     if (a->gate_value)
         hpl__gate_signal(d, hpl__timeline_is_lane(gate), a->gate_value);
     if (a->flush)
@@ -331,10 +327,7 @@ void hpl__progress_stop(hpl_context *ctx)
     p->stop = true;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
-    /* serve() may take the context lock to record an error. */
-    HPL__UNLOCK(ctx);
-    pthread_join(p->thread, NULL);
-    HPL__LOCK(ctx);
+    pthread_join(p->thread, NULL); /* it never takes the context lock */
     destroy(p);
     ctx->progress = NULL;
 }

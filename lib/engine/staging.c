@@ -23,18 +23,17 @@
 
 int hpl__staging_configure(hpl_context *ctx)
 {
-    const char *env = getenv("HPLVK_HOST_IMPORT");
-    if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
-                         "HPLVK_HOST_IMPORT='%.40s' is neither 0 (stage every host transfer) nor 1 (import host "
-                         "memory where the device can)",
-                         env);
-    if (env && !strcmp(env, "0"))
+    bool import = true;
+    int rc = hpl__parse_switch("HPLVK_HOST_IMPORT", getenv("HPLVK_HOST_IMPORT"), true, "stage every host transfer",
+                               "import host memory where the device can", &import);
+    if (rc != HPL_OK)
+        return rc;
+    if (!import)
         for (int i = 0; i < ctx->device_count; i++)
             ctx->devices[i].host_import = ctx->devices[i].info.host_import = false;
-    env = getenv("HPLVK_STAGING_CHUNK");
+    const char *env = getenv("HPLVK_STAGING_CHUNK");
     uint64_t bytes = DEFAULT_SLOT_BYTES;
-    int rc = env && *env ? hpl__parse_size("HPLVK_STAGING_CHUNK", env, &bytes) : HPL_OK;
+    rc = env && *env ? hpl__parse_size("HPLVK_STAGING_CHUNK", env, &bytes) : HPL_OK;
     if (rc == HPL_OK && (bytes < MIN_SLOT_BYTES || bytes > MAX_SLOT_BYTES))
         rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "HPLVK_STAGING_CHUNK='%.40s' is not between %llu bytes and 1G", env,
                        MIN_SLOT_BYTES);

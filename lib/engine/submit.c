@@ -1,6 +1,6 @@
-#define _POSIX_C_SOURCE 200809L /* nanosleep */
-/* Command buffers from a reusable ring, submission on a device's timeline,
- * batches of operations, and host waits for timeline points.
+/* Command buffers from a reusable ring, submission on a device's timeline
+ * (the vkQueueSubmit itself: submitter.c), batches of operations, and host
+ * waits for timeline points.
  *
  * Batches: the operations recorded on a device (evals, copies) go into one
  * open command buffer, each after a full barrier, and reach the queue in
@@ -15,26 +15,8 @@
  * waited for, a new one is made. */
 #include "events.h"
 
-#include <sched.h>
+#include <stdio.h>
 #include <string.h>
-#include <time.h>
-
-/* Under validation, the 1.3.239 layer deadlocks for 10 s when one thread
- * reads a timeline (it waits for its state while holding its lock) and
- * another signals one (KhronosGroup/Vulkan-ValidationLayers#4649, fixed
- * upstream by #8519). With validation on, those calls are serialised by one
- * lock and host waits poll instead of blocking in vkWaitSemaphores. Without
- * validation semaphore_lock is NULL and nothing changes. */
-uint64_t hpl__semaphore_value(hpl__device *d, VkSemaphore semaphore)
-{
-    uint64_t value = 0;
-    if (d->semaphore_lock)
-        pthread_mutex_lock(d->semaphore_lock);
-    VkResult r = vkGetSemaphoreCounterValue(d->device, semaphore, &value);
-    if (d->semaphore_lock)
-        pthread_mutex_unlock(d->semaphore_lock);
-    return r == VK_SUCCESS ? value : 0;
-}
 
 uint64_t hpl__device_completed(hpl__device *d)
 {
@@ -43,46 +25,14 @@ uint64_t hpl__device_completed(hpl__device *d)
 
 void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value)
 {
-    VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
-                                .semaphore = lane ? d->xfer.gate : d->gate,
-                                .value = value};
-    if (d->semaphore_lock)
-        pthread_mutex_lock(d->semaphore_lock);
-    vkSignalSemaphore(d->device, &si);
-    if (d->semaphore_lock)
-        pthread_mutex_unlock(d->semaphore_lock);
-}
-
-/* Spin this long before blocking: a blocking wait costs ~20 us more than a
- * spin on NVIDIA (DESIGN.md §4), and most waits for one kernel are short. */
-#define SPIN_NS 50000u
-
-/* Blocks until semaphore (of d) reaches value, spinning first. */
-static VkResult semaphore_wait(hpl__device *d, VkSemaphore semaphore, uint64_t value)
-{
-    uint64_t until = hpl__now_ns() + SPIN_NS;
-    while (d->semaphore_lock || hpl__now_ns() < until) {
-        if (hpl__semaphore_value(d, semaphore) >= value)
-            return VK_SUCCESS;
-        if (d->error)
-            return VK_ERROR_DEVICE_LOST;
-        if (hpl__now_ns() < until)
-            sched_yield();
-        else
-            nanosleep(&(struct timespec){0, 20000}, NULL); /* validation only: poll */
-    }
-    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                              .semaphoreCount = 1,
-                              .pSemaphores = &semaphore,
-                              .pValues = &value};
-    return vkWaitSemaphores(d->device, &wi, UINT64_MAX);
+    hpl__semaphore_signal(d, lane ? d->xfer.gate : d->gate, value);
 }
 
 VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
 {
     if (value > d->submitted && hpl__batch_flush(d) != HPL_OK)
         return VK_ERROR_DEVICE_LOST;
-    return semaphore_wait(d, d->timeline, value);
+    return hpl__semaphore_wait(d, d->timeline, value);
 }
 
 uint64_t hpl__timeline_completed(hpl_context *ctx, int timeline)
@@ -95,29 +45,37 @@ VkResult hpl__point_wait(hpl_context *ctx, hpl__point p)
 {
     hpl__device *d = hpl__timeline_device(ctx, p.timeline);
     /* The lane submits at once: nothing of it waits in a batch. */
-    return hpl__timeline_is_lane(p.timeline) ? semaphore_wait(d, d->xfer.timeline, p.value)
+    return hpl__timeline_is_lane(p.timeline) ? hpl__semaphore_wait(d, d->xfer.timeline, p.value)
                                              : hpl__timeline_wait(d, p.value);
 }
 
+/* Ring growth at most this many command buffers at a time: doubling keeps
+ * a host far ahead of its device (tens of thousands in flight on
+ * Lavapipe) from moving the array at every new one. */
+#define RING_GROW_MAX 256u
+
 static int ring_grow(VkDevice dev, hpl__ring *ring, hpl__cmd **out)
 {
-    hpl__cmd *cmds = hpl__realloc(ring->cmds, (ring->count + 1) * sizeof *cmds);
+    uint32_t add = HPL__MIN(HPL__MAX(ring->count, 1u), RING_GROW_MAX);
+    hpl__cmd *cmds = hpl__realloc(ring->cmds, (ring->count + add) * sizeof *cmds);
     if (!cmds)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a command buffer");
     ring->cmds = cmds;
+    VkCommandBuffer cbs[RING_GROW_MAX];
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .commandPool = ring->pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
-    VkCommandBuffer cb;
-    VkResult r = vkAllocateCommandBuffers(dev, &ai, &cb);
+                                      .commandBufferCount = add};
+    VkResult r = vkAllocateCommandBuffers(dev, &ai, cbs);
     if (r != VK_SUCCESS)
         return hpl__vk_error(r, "vkAllocateCommandBuffers");
-    /* Insert just before the oldest: the youngest place in the ring. */
+    /* Insert just before the oldest: the youngest places in the ring, taken
+     * first to last from there. */
     uint32_t at = ring->next;
-    memmove(&ring->cmds[at + 1], &ring->cmds[at], (ring->count - at) * sizeof *cmds);
-    ring->cmds[at] = (hpl__cmd){cb, 0};
-    ring->count++;
+    memmove(&ring->cmds[at + add], &ring->cmds[at], (ring->count - at) * sizeof *cmds);
+    for (uint32_t i = 0; i < add; i++)
+        ring->cmds[at + i] = (hpl__cmd){cbs[i], 0};
+    ring->count += add;
     ring->next = (at + 1) % ring->count;
     *out = &ring->cmds[at];
     return HPL_OK;
@@ -222,14 +180,31 @@ void hpl__barrier_to_host(VkCommandBuffer cb)
                          NULL);
 }
 
+/* Device i of d's context (the context's devices are one array). */
+static hpl__device *sibling(hpl__device *d, int i)
+{
+    return d - d->index + i;
+}
+
 /* Ends and submits the open batch (d->batch_lock held), waiting also for
  * an external timeline semaphore when `external` is not null. */
 static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t external_value)
 {
     hpl__cmd *cmd = d->batch;
-    uint64_t gate_value = d->batch_gate, xfer_value = d->batch_xfer;
-    uint64_t peer_values[HPL__MAX_DEVICES];
-    memcpy(peer_values, d->batch_peer, sizeof peer_values);
+    hpl__submission s = {.queue = d->queue,
+                         .cb = cmd->cb,
+                         .signal = d->timeline,
+                         .value = d->submitted + 1,
+                         .stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT};
+    if (d->batch_gate)
+        hpl__submission_wait(&s, d->gate, d->batch_gate, NULL);
+    if (d->batch_xfer)
+        hpl__submission_wait(&s, d->xfer.timeline, d->batch_xfer, NULL);
+    for (int i = 0; i < HPL__MAX_DEVICES; i++)
+        if (d->batch_peer[i]) /* another device's timeline, imported (peer.c) */
+            hpl__submission_wait(&s, d->peer[i], d->batch_peer[i], sibling(d, i));
+    if (external)
+        hpl__submission_wait(&s, external, external_value, NULL);
     memset(d->batch_peer, 0, sizeof d->batch_peer);
     d->batch = NULL;
     d->batch_gate = 0;
@@ -243,46 +218,7 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
         d->error = HPL_ERROR_VULKAN;
         return hpl__vk_error(r, "vkEndCommandBuffer");
     }
-    uint64_t signal = d->submitted + 1;
-    VkPipelineStageFlags stages[3 + HPL__MAX_DEVICES];
-    VkSemaphore waits[3 + HPL__MAX_DEVICES];
-    uint64_t values[3 + HPL__MAX_DEVICES];
-    uint32_t n = 0;
-    if (gate_value) {
-        waits[n] = d->gate;
-        values[n++] = gate_value;
-    }
-    if (xfer_value) {
-        waits[n] = d->xfer.timeline;
-        values[n++] = xfer_value;
-    }
-    for (int i = 0; i < HPL__MAX_DEVICES; i++) {
-        if (peer_values[i]) { /* another device's timeline, imported (peer.c) */
-            waits[n] = d->peer[i];
-            values[n++] = peer_values[i];
-        }
-    }
-    if (external) {
-        waits[n] = external;
-        values[n++] = external_value;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .waitSemaphoreValueCount = n,
-                                        .pWaitSemaphoreValues = values,
-                                        .signalSemaphoreValueCount = 1,
-                                        .pSignalSemaphoreValues = &signal};
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .pNext = &ti,
-                       .waitSemaphoreCount = n,
-                       .pWaitSemaphores = waits,
-                       .pWaitDstStageMask = stages,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &cmd->cb,
-                       .signalSemaphoreCount = 1,
-                       .pSignalSemaphores = &d->timeline};
-    r = hpl__queue_submit(d, 1, &si);
+    r = hpl__submit(d, &s);
     if (r != VK_SUCCESS) {
         /* The operations recorded in it never run: waits for them must not
          * hang, so the device is marked lost for good. */
@@ -290,9 +226,9 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
         d->error = HPL_ERROR_DEVICE_LOST;
         return hpl__vk_error(r, "vkQueueSubmit");
     }
-    d->submitted = signal;
+    d->submitted = s.value;
     d->stats.submissions++;
-    cmd->value = signal;
+    cmd->value = s.value;
     return HPL_OK;
 }
 
@@ -409,6 +345,14 @@ int hpl__lane_gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *point
     return rc == HPL_OK ? gate_request(ctx, HPL__LANE + d->index, &d->xfer.gate_requested, foreign, n, gate) : rc;
 }
 
+int hpl__device_check(const hpl__device *d)
+{
+    int error = __atomic_load_n(&d->error, __ATOMIC_ACQUIRE);
+    if (!error)
+        return HPL_OK;
+    return hpl__fail(error, "device %s failed earlier: %s", d->info.name, hpl_error_string(error));
+}
+
 uint64_t hpl__device_recorded(hpl__device *d)
 {
     pthread_mutex_lock(&d->batch_lock);
@@ -425,12 +369,13 @@ int hpl__batch_begin(hpl_context *ctx, hpl__device *d, const hpl__point *waits, 
 int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *waits, int count, uint64_t xfer,
                            VkCommandBuffer *cb)
 {
-    if (d->error)
-        return hpl__fail(d->error, "device %s failed earlier: %s", d->info.name, hpl_error_string(d->error));
+    int rc = hpl__device_check(d);
+    if (rc != HPL_OK)
+        return rc;
     uint64_t gate = 0;
     hpl__point direct[HPL__MAX_TIMELINES];
     int ndirect = 0;
-    int rc = gate_for(ctx, d, waits, count, &gate, direct, &ndirect, &xfer);
+    rc = gate_for(ctx, d, waits, count, &gate, direct, &ndirect, &xfer);
     if (rc != HPL_OK)
         return rc;
     pthread_mutex_lock(&d->batch_lock);
@@ -535,7 +480,44 @@ static int wait_point(hpl_context *ctx, hpl__point p)
         return HPL_OK;
     if (r == VK_ERROR_DEVICE_LOST)
         d->error = HPL_ERROR_DEVICE_LOST;
+    VkResult failure = hpl__submit_failure(d);
+    if (failure != VK_SUCCESS) { /* the driver refused a submission: name it */
+        char what[160];
+        snprintf(what, sizeof what, "vkQueueSubmit of device %s (its work since did not run)", d->info.name);
+        return hpl__vk_error(failure, what);
+    }
     return hpl__vk_error(r, "vkWaitSemaphores");
+}
+
+/* How far the timeline of point p has been submitted (or, for a failed
+ * device's submit thread, signalled from the host): at most that much of
+ * it can ever be reached. */
+static uint64_t submitted_of(hpl_context *ctx, hpl__point p)
+{
+    hpl__device *d = hpl__timeline_device(ctx, p.timeline);
+    hpl__submit_drain(d);
+    pthread_mutex_lock(&d->batch_lock);
+    uint64_t value = hpl__timeline_is_lane(p.timeline) ? d->xfer.submitted : d->submitted;
+    pthread_mutex_unlock(&d->batch_lock);
+    return value;
+}
+
+/* After a failed wait: the work waited for may still run, on the devices
+ * that did not fail and, on the one that did, what was submitted before.
+ * The caller may free what that work uses (a destroy), so this waits for
+ * each point as far as it was submitted, whatever failed. It needs nobody
+ * else: a failed device's submit thread signals what it will not submit,
+ * and the progress thread opens gates on failed devices' points. Only the
+ * driver reporting a device lost ends it early. */
+static void settle_points(hpl_context *ctx, const hpl__point *points, int count)
+{
+    for (int i = 0; i < count; i++) {
+        if (!points[i].value)
+            continue;
+        hpl__device *d = hpl__timeline_device(ctx, points[i].timeline);
+        VkSemaphore semaphore = hpl__timeline_is_lane(points[i].timeline) ? d->xfer.timeline : d->timeline;
+        hpl__semaphore_settle(d, semaphore, HPL__MIN(points[i].value, submitted_of(ctx, points[i])));
+    }
 }
 
 int hpl__wait_points_held(hpl_context *ctx, const hpl__point *points, int count)
@@ -544,6 +526,8 @@ int hpl__wait_points_held(hpl_context *ctx, const hpl__point *points, int count)
     for (int i = 0; i < count && rc == HPL_OK; i++)
         if (points[i].value)
             rc = wait_point(ctx, points[i]);
+    if (rc != HPL_OK)
+        settle_points(ctx, points, count);
     return rc;
 }
 
@@ -554,9 +538,8 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
         pending = points[i].value && hpl__timeline_completed(ctx, points[i].timeline) < points[i].value;
     if (!pending)
         return HPL_OK;
-    int rc0 = flush_for(ctx, points, count);
-    if (rc0 != HPL_OK)
-        return rc0;
+    /* A failed flush still waits: what was submitted before may be running. */
+    int rc = flush_for(ctx, points, count);
     /* With the context lock still held: timestamps.c's calibration uses the
      * command pool under that lock alone. */
     for (int i = 0; i < count; i++)
@@ -565,25 +548,30 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
     /* Other threads may use the context while this one waits. */
     uint64_t since = hpl__events_wait_begin(ctx);
     HPL__UNLOCK(ctx);
-    int rc = hpl__wait_points_held(ctx, points, count);
+    int waited = hpl__wait_points_held(ctx, points, count);
     HPL__LOCK(ctx);
     hpl__events_wait(ctx, points, count, since);
-    return rc;
+    return rc != HPL_OK ? rc : waited;
 }
 
 int hpl__wait_idle(hpl_context *ctx)
 {
-    hpl__point points[HPL__MAX_TIMELINES];
+    hpl__point points[HPL__MAX_TIMELINES] = {0};
     int n = 0, rc = HPL_OK;
     for (int i = 0; i < ctx->device_count; i++) {
         int r = hpl__batch_flush(&ctx->devices[i]);
         rc = rc == HPL_OK ? r : rc;
     }
-    if (rc != HPL_OK)
-        return rc;
+    /* Waits even after a failed flush: callers free what the work uses. */
     for (int i = 0; i < ctx->device_count; i++) {
         n = hpl__points_add(points, n, (hpl__point){i, ctx->devices[i].submitted});
         n = hpl__points_add(points, n, hpl__lane_point(&ctx->devices[i], ctx->devices[i].xfer.submitted));
     }
-    return hpl__wait_points(ctx, points, n);
+    int waited = hpl__wait_points(ctx, points, n);
+    rc = rc == HPL_OK ? waited : rc;
+    /* A failed device's values may be reached without its work (its submit
+     * thread signals them): the failure is what idle means there. */
+    for (int i = 0; rc == HPL_OK && i < ctx->device_count; i++)
+        rc = hpl__device_check(&ctx->devices[i]);
+    return rc;
 }

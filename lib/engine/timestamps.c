@@ -134,7 +134,7 @@ static int submission_round(hpl__device *d, VkCommandBuffer cb, VkFence fence, u
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
     *t0 = hpl__now_ns();
     if (r == VK_SUCCESS)
-        r = vkQueueSubmit(d->queue, 1, &si, fence);
+        r = hpl__queue_submit_on(d, d->queue, 1, &si, fence);
     if (r == VK_SUCCESS)
         r = vkWaitForFences(d->device, 1, &fence, VK_TRUE, UINT64_MAX);
     *t1 = hpl__now_ns();

@@ -1,7 +1,11 @@
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 /* Vulkan calls with hplvk's conventions, for every layer above the pure
- * logic: a VkResult as an hplvk error, and submissions inside the
- * application's queue lock (interop). */
+ * logic: a VkResult as an hplvk error, timeline semaphores and host waits
+ * on them. */
 #include "internal.h"
+
+#include <sched.h>
+#include <time.h>
 
 /* The name of an error a Vulkan call can return, for messages; NULL for
  * one not listed (its number is printed instead). */
@@ -46,21 +50,6 @@ int hpl__vk_error(VkResult r, const char *what)
     }
 }
 
-VkResult hpl__queue_submit(hpl__device *d, uint32_t count, const VkSubmitInfo *submits)
-{
-    return hpl__queue_submit_on(d, d->queue, count, submits);
-}
-
-VkResult hpl__queue_submit_on(hpl__device *d, VkQueue queue, uint32_t count, const VkSubmitInfo *submits)
-{
-    if (d->queue_lock)
-        d->queue_lock(d->queue_lock_user, queue);
-    VkResult r = vkQueueSubmit(queue, count, submits, VK_NULL_HANDLE);
-    if (d->queue_unlock)
-        d->queue_unlock(d->queue_lock_user, queue);
-    return r;
-}
-
 int hpl__timeline_create(hpl__device *d, bool exportable, VkSemaphore *out)
 {
     /* peer.c imports an exportable one into the other devices of its GPU. */
@@ -72,4 +61,80 @@ int hpl__timeline_create(hpl__device *d, bool exportable, VkSemaphore *out)
     VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
     VkResult r = vkCreateSemaphore(d->device, &ci, NULL, out);
     return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkCreateSemaphore");
+}
+
+/* Under validation, the 1.3.239 layer deadlocks for 10 s when one thread
+ * reads a timeline (it waits for its state while holding its lock) and
+ * another signals one (KhronosGroup/Vulkan-ValidationLayers#4649, fixed
+ * upstream by #8519). With validation on, those calls are serialised by one
+ * lock and host waits poll instead of blocking in vkWaitSemaphores. Without
+ * validation semaphore_lock is NULL and nothing changes. */
+VkResult hpl__semaphore_get(hpl__device *d, VkSemaphore semaphore, uint64_t *value)
+{
+    *value = 0;
+    if (d->semaphore_lock)
+        pthread_mutex_lock(d->semaphore_lock);
+    VkResult r = vkGetSemaphoreCounterValue(d->device, semaphore, value);
+    if (d->semaphore_lock)
+        pthread_mutex_unlock(d->semaphore_lock);
+    return r;
+}
+
+uint64_t hpl__semaphore_value(hpl__device *d, VkSemaphore semaphore)
+{
+    uint64_t value;
+    return hpl__semaphore_get(d, semaphore, &value) == VK_SUCCESS ? value : 0;
+}
+
+void hpl__semaphore_signal(hpl__device *d, VkSemaphore semaphore, uint64_t value)
+{
+    VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                .semaphore = semaphore,
+                                .value = value};
+    if (d->semaphore_lock)
+        pthread_mutex_lock(d->semaphore_lock);
+    vkSignalSemaphore(d->device, &si);
+    if (d->semaphore_lock)
+        pthread_mutex_unlock(d->semaphore_lock);
+}
+
+/* Spin this long before blocking: a blocking wait costs ~20 us more than a
+ * spin on NVIDIA (DESIGN.md §4), and most waits for one kernel are short. */
+#define SPIN_NS 50000u
+
+/* Blocks until semaphore (of d) reaches value, spinning first; with
+ * heed_failure, a device that failed meanwhile (its submit thread signals
+ * what will not run: submitter.c) fails the wait at once. */
+static VkResult semaphore_wait_until(hpl__device *d, VkSemaphore semaphore, uint64_t value, bool heed_failure)
+{
+    uint64_t until = hpl__now_ns() + SPIN_NS;
+    while (d->semaphore_lock || hpl__now_ns() < until) {
+        if (heed_failure && __atomic_load_n(&d->error, __ATOMIC_ACQUIRE))
+            return VK_ERROR_DEVICE_LOST;
+        uint64_t reached;
+        VkResult r = hpl__semaphore_get(d, semaphore, &reached);
+        if (r != VK_SUCCESS || reached >= value)
+            return r;
+        if (hpl__now_ns() < until)
+            sched_yield();
+        else
+            nanosleep(&(struct timespec){0, 20000}, NULL); /* validation only: poll */
+    }
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                              .semaphoreCount = 1,
+                              .pSemaphores = &semaphore,
+                              .pValues = &value};
+    VkResult r = vkWaitSemaphores(d->device, &wi, UINT64_MAX);
+    return r == VK_SUCCESS && heed_failure && __atomic_load_n(&d->error, __ATOMIC_ACQUIRE) ? VK_ERROR_DEVICE_LOST
+                                                                                          : r;
+}
+
+VkResult hpl__semaphore_wait(hpl__device *d, VkSemaphore semaphore, uint64_t value)
+{
+    return semaphore_wait_until(d, semaphore, value, true);
+}
+
+VkResult hpl__semaphore_settle(hpl__device *d, VkSemaphore semaphore, uint64_t value)
+{
+    return semaphore_wait_until(d, semaphore, value, false);
 }

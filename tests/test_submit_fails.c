@@ -1,0 +1,205 @@
+/* The driver refuses a submission, and every wait on it ends with an error
+ * that names it; the context is still destroyed cleanly (no hang, no leak).
+ * The refusal is made here: this program defines vkQueueSubmit, which the
+ * library's calls reach before the loader's (test_driver_refuses does the
+ * same with vkAllocateMemory).
+ *   1. A loop of evals on two devices, the second submission from then on
+ *      refused: with a submit thread per device (HPLVK_SUBMIT_THREAD=1) and
+ *      without (0, the default), an eval or the read after fails with
+ *      HPL_ERROR_DEVICE_LOST, the read never returns the failed device's
+ *      rows as if computed, later evals on it fail, and hpl_finish reports
+ *      the failure.
+ *   2. The host already blocked in vkWaitSemaphores (validation off: under
+ *      validation the library polls), the refusal made 300 ms later by the
+ *      submit thread: the thread signals the value that will never come, and
+ *      the read returns the error within seconds (a watchdog fails the test
+ *      after 20 s).
+ *   3. HPLVK_SUBMIT_THREAD=2 makes hpl_context_create fail, naming it.
+ * Afterwards a new context on the same devices computes correctly. */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <vulkan/vulkan.h>
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { N = 1 << 16, STEPS = 20 };
+
+static pthread_mutex_t arm_lock = PTHREAD_MUTEX_INITIALIZER;
+static int let_through = -1; /* submissions to let through before refusing one; < 0: none */
+static int delay_ms;         /* before returning the refusal */
+static int slow_ms;          /* before each submission let through after the refusal */
+static bool refused_one;     /* since arm() */
+static atomic_int refused;
+
+VKAPI_ATTR VkResult VKAPI_CALL vkQueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo *submits,
+                                             VkFence fence)
+{
+    static PFN_vkQueueSubmit real;
+    if (!real)
+        real = (PFN_vkQueueSubmit)dlsym(RTLD_NEXT, "vkQueueSubmit");
+    pthread_mutex_lock(&arm_lock);
+    bool refuse = let_through == 0;
+    if (let_through >= 0)
+        let_through--;
+    int delay = delay_ms, slow = refused_one ? slow_ms : 0;
+    refused_one |= refuse;
+    pthread_mutex_unlock(&arm_lock);
+    if (!refuse) {
+        if (slow)
+            usleep((useconds_t)slow * 1000u);
+        return real(queue, count, submits, fence);
+    }
+    if (delay)
+        usleep((useconds_t)delay * 1000u);
+    atomic_fetch_add(&refused, 1);
+    return VK_ERROR_DEVICE_LOST;
+}
+
+static void arm(int after, int delay, int slow)
+{
+    pthread_mutex_lock(&arm_lock);
+    let_through = after;
+    delay_ms = delay;
+    slow_ms = slow;
+    refused_one = false;
+    pthread_mutex_unlock(&arm_lock);
+}
+
+static const char *step_src = "#include <hplvk.glsl>\n"
+                              "hpl_args { hpl_inout(uint, 1) x; };\n"
+                              "void main() { uint i = hpl_global_id.x; hpl_at(x, i) = hpl_at(x, i) * 3u + 1u; }\n";
+
+static hpl_context *open_two(bool validation)
+{
+    hpl_context_desc desc = {.devices = th_devices("cpu:2"), .zero_copy = HPL_ZERO_COPY_OFF};
+    if (validation)
+        return th_context_desc(&desc);
+    th_prepare_desc(&desc);
+    desc.validation = false;
+    hpl_context *ctx = NULL;
+    if (!CHECK_OK(hpl_context_create(&desc, &ctx)))
+        exit(1);
+    return ctx;
+}
+
+/* Steps x (split over both devices) until one fails; returns the first
+ * failure's code (HPL_OK: none). */
+static int run_steps(hpl_context *ctx, hpl_kernel k, hpl_array x)
+{
+    hpl_launch both = {.devices = {0, 1}, .device_count = 2};
+    for (int s = 0; s < STEPS; s++) {
+        int rc = hpl_eval(ctx, k, &both, HPL_ARGS(hpl_part1(x, 0)));
+        if (rc != HPL_OK)
+            return rc;
+    }
+    return HPL_OK;
+}
+
+/* 1, 2 and 3: a refusal `after` submissions from the first step on, the
+ * submissions let through after it each `slow` ms late. */
+static void refusal(const char *what, bool validation, int after, int delay, int slow)
+{
+    th_note("%s", what);
+    hpl_context *ctx = open_two(validation);
+    hpl_kernel k = th_kernel(ctx, step_src);
+    hpl_array x = th_array(ctx, HPL_UINT32, N, 0, 0);
+    CHECK_OK(hpl_array_fill(ctx, x, &(uint32_t){1}, HPL_ON_HOST));
+    /* Both devices hold their parts before the refusal. */
+    CHECK_OK(hpl_eval(ctx, k, &(hpl_launch){.devices = {0, 1}, .device_count = 2}, HPL_ARGS(hpl_part1(x, 0))));
+    CHECK_OK(hpl_finish(ctx));
+    int before = atomic_load(&refused);
+    arm(after, delay, slow);
+    double t0 = th_now();
+    int eval_rc = run_steps(ctx, k, x);
+    static uint32_t host[N];
+    int read_rc = hpl_array_read(ctx, x, host, sizeof host);
+    char last_error[512];
+    snprintf(last_error, sizeof last_error, "%s", hpl_last_error());
+    double seconds = th_now() - t0;
+    CHECK(atomic_load(&refused) == before + 1, "%s: %d submissions refused, want 1", what,
+          atomic_load(&refused) - before);
+    CHECK(eval_rc == HPL_ERROR_DEVICE_LOST || (eval_rc == HPL_OK && read_rc == HPL_ERROR_DEVICE_LOST),
+          "%s: eval %s, read %s", what, hpl_error_string(eval_rc), hpl_error_string(read_rc));
+    CHECK(read_rc != HPL_OK, "%s: the read succeeded after a refused submission", what);
+    if (read_rc == HPL_ERROR_DEVICE_LOST)
+        CHECK(th_contains(last_error, "submission") || th_contains(last_error, "vkQueueSubmit"),
+              "%s: the read's error does not name the refused submission: %s", what, last_error);
+    CHECK(seconds < 20.0, "%s: the failure took %.1f s to come out", what, seconds);
+    CHECK_FAILS(run_steps(ctx, k, x), HPL_ERROR_DEVICE_LOST, "failed earlier");
+    CHECK(hpl_finish(ctx) != HPL_OK, "%s: hpl_finish reported nothing", what);
+    /* Freed while the other device's work may still be on its way to the
+     * queue (slow): each destroy waits for it (validation names a pipeline
+     * or buffer freed under it). */
+    CHECK_OK(hpl_array_destroy(ctx, x));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+    hpl_context_destroy(ctx);
+    arm(-1, 0, 0);
+}
+
+/* The read's wait must end: fails the test (and exits) if it does not. */
+static atomic_bool done;
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 200 && !atomic_load(&done); i++)
+        usleep(100000);
+    if (!atomic_load(&done)) {
+        fprintf(stderr, "FAIL: a wait on a refused submission still hangs after 20 s\n");
+        _exit(1);
+    }
+    return NULL;
+}
+
+/* After the failures: a new context computes x right. */
+static void still_works(void)
+{
+    th_note("a new context after the refusals");
+    hpl_context *ctx = open_two(true);
+    hpl_kernel k = th_kernel(ctx, step_src);
+    hpl_array x = th_array(ctx, HPL_UINT32, N, 0, 0);
+    CHECK_OK(hpl_array_fill(ctx, x, &(uint32_t){1}, HPL_ON_HOST));
+    CHECK_OK(run_steps(ctx, k, x));
+    uint32_t want = 1;
+    for (int s = 0; s < STEPS; s++)
+        want = want * 3u + 1u;
+    static uint32_t host[N];
+    CHECK_OK(hpl_array_read(ctx, x, host, sizeof host));
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += host[i] != want;
+    CHECK(bad == 0, "%d of %d elements differ from %u", bad, N, want);
+    hpl_context_destroy(ctx);
+}
+
+int main(void)
+{
+    pthread_t dog;
+    pthread_create(&dog, NULL, watchdog, NULL);
+    setenv("HPLVK_SUBMIT_THREAD", "1", 1);
+    refusal("submit thread: the second submission refused", true, 1, 0, 0);
+    refusal("submit thread: the second refused, the other device's next ones 20 ms late each", true, 1, 0, 20);
+    setenv("HPLVK_SUBMIT_THREAD", "0", 1);
+    refusal("no submit thread: the second submission refused", true, 1, 0, 0);
+    refusal("no submit thread: the second refused, the next ones 20 ms late each", true, 1, 0, 20);
+    setenv("HPLVK_SUBMIT_THREAD", "1", 1);
+    refusal("submit thread, validation off: the second refused 300 ms after the host began waiting", false, 1, 300,
+            0);
+    setenv("HPLVK_SUBMIT_THREAD", "2", 1);
+    hpl_context_desc desc = {.devices = th_devices("cpu")};
+    th_prepare_desc(&desc);
+    hpl_context *bad = NULL;
+    CHECK_FAILS(hpl_context_create(&desc, &bad), HPL_ERROR_INVALID_ARGUMENT, "HPLVK_SUBMIT_THREAD='2'");
+    unsetenv("HPLVK_SUBMIT_THREAD");
+    still_works();
+    atomic_store(&done, true);
+    pthread_join(dog, NULL);
+    return th_finish(NULL);
+}
