@@ -1,21 +1,29 @@
 /* The driver refuses a submission, and every wait on it ends with an error
- * that names it; the context is still destroyed cleanly (no hang, no leak).
- * The refusal is made here: this program defines vkQueueSubmit, which the
- * library's calls reach before the loader's (test_driver_refuses does the
- * same with vkAllocateMemory).
- *   1. A loop of evals on two devices, the second submission from then on
- *      refused: with a submit thread per device (HPLVK_SUBMIT_THREAD=1) and
- *      without (0, the default), an eval or the read after fails with
+ * that names it; the context is still destroyed cleanly (no hang, no leak,
+ * nothing freed under work still on its way). The refusal is made here:
+ * this program defines vkQueueSubmit, which the library's calls reach
+ * before the loader's (test_driver_refuses does the same with
+ * vkAllocateMemory).
+ *   1. A loop of evals on two devices, its second submission refused: with
+ *      a submit thread per device (HPLVK_SUBMIT_THREAD=1) and without (0,
+ *      the default), an eval or the read after fails with
  *      HPL_ERROR_DEVICE_LOST, the read never returns the failed device's
  *      rows as if computed, later evals on it fail, and hpl_finish reports
- *      the failure.
+ *      the failure. Again with the submissions let through after the
+ *      refusal 20 ms late each, the array and kernel destroyed while they
+ *      may still wait in the other device's submit thread.
  *   2. The host already blocked in vkWaitSemaphores (validation off: under
  *      validation the library polls), the refusal made 300 ms later by the
  *      submit thread: the thread signals the value that will never come, and
- *      the read returns the error within seconds (a watchdog fails the test
- *      after 20 s).
+ *      the read returns the error within seconds.
  *   3. HPLVK_SUBMIT_THREAD=2 makes hpl_context_create fail, naming it.
- * Afterwards a new context on the same devices computes correctly. */
+ *   4. Each submission of a two-device stencil refused in turn, with and
+ *      without submit threads and a transfer lane, on separate VkDevices
+ *      and on queues of one, the refusal at once and 30 ms late: a read
+ *      either fails or returns exactly the host's values (the grid, the
+ *      second device's rows alone, sums that device made from all rows).
+ * A watchdog fails the test when a run hangs. Afterwards a new context on
+ * the same devices computes correctly. */
 #define _GNU_SOURCE
 #include "harness.h"
 
@@ -37,7 +45,7 @@ static int let_through = -1; /* submissions to let through before refusing one; 
 static int delay_ms;         /* before returning the refusal */
 static int slow_ms;          /* before each submission let through after the refusal */
 static bool refused_one;     /* since arm() */
-static atomic_int refused;
+static atomic_int refused, passed;
 
 VKAPI_ATTR VkResult VKAPI_CALL vkQueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo *submits,
                                              VkFence fence)
@@ -55,6 +63,7 @@ VKAPI_ATTR VkResult VKAPI_CALL vkQueueSubmit(VkQueue queue, uint32_t count, cons
     if (!refuse) {
         if (slow)
             usleep((useconds_t)slow * 1000u);
+        atomic_fetch_add(&passed, 1);
         return real(queue, count, submits, fence);
     }
     if (delay)
@@ -84,8 +93,17 @@ static hpl_context *open_two(bool validation)
         return th_context_desc(&desc);
     th_prepare_desc(&desc);
     desc.validation = false;
+    /* The test environment's HPLVK_VALIDATION=1 would turn it on all the same. */
+    const char *env = getenv("HPLVK_VALIDATION");
+    char saved[16] = "";
+    if (env)
+        snprintf(saved, sizeof saved, "%s", env);
+    unsetenv("HPLVK_VALIDATION");
     hpl_context *ctx = NULL;
-    if (!CHECK_OK(hpl_context_create(&desc, &ctx)))
+    int rc = hpl_context_create(&desc, &ctx);
+    if (env)
+        setenv("HPLVK_VALIDATION", saved, 1);
+    if (!CHECK_OK(rc))
         exit(1);
     return ctx;
 }
@@ -103,7 +121,28 @@ static int run_steps(hpl_context *ctx, hpl_kernel k, hpl_array x)
     return HPL_OK;
 }
 
-/* 1, 2 and 3: a refusal `after` submissions from the first step on, the
+/* No run may hang: the watchdog fails the test (and exits) when no run
+ * has ended for 20 s. */
+static atomic_bool done;
+static atomic_int runs_ended;
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    int seen = -1, still = 0;
+    while (!atomic_load(&done)) {
+        usleep(100000);
+        int now = atomic_load(&runs_ended);
+        still = now == seen ? still + 1 : 0;
+        seen = now;
+        if (still == 200) {
+            fprintf(stderr, "FAIL: a run after a refused submission still hangs after 20 s\n");
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
+/* 1 and 2: a refusal `after` submissions from the first step on, the
  * submissions let through after it each `slow` ms late. */
 static void refusal(const char *what, bool validation, int after, int delay, int slow)
 {
@@ -142,20 +181,131 @@ static void refusal(const char *what, bool validation, int after, int delay, int
     CHECK_OK(hpl_kernel_destroy(ctx, k));
     hpl_context_destroy(ctx);
     arm(-1, 0, 0);
+    atomic_fetch_add(&runs_ended, 1);
 }
 
-/* The read's wait must end: fails the test (and exits) if it does not. */
-static atomic_bool done;
-static void *watchdog(void *arg)
+/* 4. Each submission of a two-device stencil refused in turn (uploads,
+ * steps with and without halos first, halo copies, the read's downloads):
+ * whatever is refused, nothing hangs or crashes and validation stays
+ * quiet. A read that succeeds where every call before it did returns
+ * exactly the host's values (a refusal in a submit thread comes out
+ * later than the eval that made the submission). */
+enum { ROWS = 48, COLS = 16, SWEEP_STEPS = 4 };
+
+static const char *stencil_src = "#include <hplvk.glsl>\n"
+                                 "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
+                                 "void main() {\n"
+                                 "    uint r = hpl_global_id.x, c = hpl_global_id.y, n = src.dims.x;\n"
+                                 "    uint up = r > 0u ? hpl_at2(src, r - 1u, c) : 7u;\n"
+                                 "    uint down = r + 1u < n ? hpl_at2(src, r + 1u, c) : 11u;\n"
+                                 "    hpl_at2(dst, r, c) = up * 3u + hpl_at2(src, r, c) * 5u + down + r;\n"
+                                 "}\n";
+
+/* On the second device alone, from every row: an array that lives there
+ * only, made from the first device's rows too. */
+static const char *column_src = "#include <hplvk.glsl>\n"
+                                "hpl_args { hpl_in(uint, 2) g; hpl_out(uint, 1) sum; };\n"
+                                "void main() {\n"
+                                "    uint c = hpl_global_id.x, s = 0u;\n"
+                                "    for (uint r = 0u; r < g.dims.x; r++) s = s * 31u + hpl_at2(g, r, c);\n"
+                                "    hpl_at(sum, c) = s;\n"
+                                "}\n";
+
+static void host_stencil(const uint32_t *src, uint32_t *dst)
 {
-    (void)arg;
-    for (int i = 0; i < 200 && !atomic_load(&done); i++)
-        usleep(100000);
-    if (!atomic_load(&done)) {
-        fprintf(stderr, "FAIL: a wait on a refused submission still hangs after 20 s\n");
-        _exit(1);
+    for (uint32_t r = 0; r < ROWS; r++)
+        for (uint32_t c = 0; c < COLS; c++) {
+            uint32_t up = r > 0 ? src[(r - 1) * COLS + c] : 7u;
+            uint32_t down = r + 1 < ROWS ? src[(r + 1) * COLS + c] : 11u;
+            dst[r * COLS + c] = up * 3u + src[r * COLS + c] * 5u + down + r;
+        }
+}
+
+static uint32_t sweep_start[ROWS * COLS], sweep_want[ROWS * COLS], sweep_sums[COLS];
+
+/* One run, the submission `refuse_at` on refused (< 0: none); returns the
+ * number of submissions it made. */
+static int sweep_run(const char *config, bool validation, int delay, int refuse_at)
+{
+    hpl_context *ctx = open_two(validation);
+    hpl_kernel k = th_kernel(ctx, stencil_src), column = th_kernel(ctx, column_src);
+    hpl_array g[2] = {th_array(ctx, HPL_UINT32, ROWS, COLS, 0), th_array(ctx, HPL_UINT32, ROWS, COLS, 0)};
+    hpl_array sums = th_array(ctx, HPL_UINT32, COLS, 0, 0);
+    int refused0 = atomic_load(&refused), passed0 = atomic_load(&passed);
+    arm(refuse_at, delay, 0);
+    int first_rc = hpl_array_write(ctx, g[0], sweep_start, sizeof sweep_start);
+    for (int s = 0; s < SWEEP_STEPS; s++) {
+        hpl_launch launch = {.devices = {0, 1}, .device_count = 2, .halos_first = s % 2 == 1};
+        int rc = hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_part(g[s % 2], 0, 1), hpl_part(g[(s + 1) % 2], 0, 0)));
+        first_rc = first_rc == HPL_OK ? rc : first_rc;
     }
-    return NULL;
+    int column_rc = hpl_eval(ctx, column, &(hpl_launch){.device = 1, .global = {COLS}},
+                             HPL_ARGS(hpl_arr(g[SWEEP_STEPS % 2]), hpl_arr(sums)));
+    CHECK(column_rc == HPL_OK || column_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: an eval returned %s",
+          config, refuse_at, hpl_error_string(column_rc));
+    static uint32_t got_sums[COLS];
+    memset(got_sums, 0, sizeof got_sums);
+    int sums_rc = hpl_array_read(ctx, sums, got_sums, sizeof got_sums);
+    CHECK(sums_rc == HPL_OK || sums_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: the sums' read returned %s",
+          config, refuse_at, hpl_error_string(sums_rc));
+    if (first_rc == HPL_OK && column_rc == HPL_OK && sums_rc == HPL_OK)
+        CHECK(memcmp(got_sums, sweep_sums, sizeof got_sums) == 0,
+              "%s, submission %d refused: the second device's sums read as computed differ from the host's", config,
+              refuse_at);
+    /* The second device's rows alone: they need the first device's rows
+     * of every step but the last, so may come out right or fail. */
+    hpl_array tail = {0};
+    CHECK_OK(hpl_subarray(ctx, g[SWEEP_STEPS % 2], HPL_RANGES({ROWS / 2, ROWS - 1}, HPL_ALL), &tail));
+    static uint32_t got[ROWS * COLS];
+    memset(got, 0, sizeof got);
+    int tail_rc = hpl_array_read(ctx, tail, got, sizeof got / 2);
+    CHECK(tail_rc == HPL_OK || tail_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: the rows' read returned %s",
+          config, refuse_at, hpl_error_string(tail_rc));
+    if (first_rc == HPL_OK && column_rc == HPL_OK && tail_rc == HPL_OK)
+        CHECK(memcmp(got, sweep_want + ROWS / 2 * COLS, sizeof got / 2) == 0,
+              "%s, submission %d refused: the second device's rows read as computed differ from the host's", config,
+              refuse_at);
+    memset(got, 0, sizeof got);
+    int read_rc = hpl_array_read(ctx, g[SWEEP_STEPS % 2], got, sizeof got);
+    bool refused_before = atomic_load(&refused) > refused0;
+    int finish_rc = hpl_finish(ctx);
+    bool refused_any = atomic_load(&refused) > refused0;
+    if (refused_before) {
+        CHECK(read_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: the read returned %s", config,
+              refuse_at, hpl_error_string(read_rc));
+        CHECK(first_rc == HPL_OK || first_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: an eval returned %s",
+              config, refuse_at, hpl_error_string(first_rc));
+    } else {
+        CHECK(first_rc == HPL_OK && read_rc == HPL_OK, "%s, nothing refused before the read: %s, read %s", config,
+              hpl_error_string(first_rc), hpl_error_string(read_rc));
+        CHECK(memcmp(got, sweep_want, sizeof got) == 0, "%s: the grid read differs from the host's", config);
+    }
+    if (refused_any)
+        CHECK(finish_rc != HPL_OK, "%s, submission %d refused: hpl_finish reported nothing", config, refuse_at);
+    CHECK_OK(hpl_array_destroy(ctx, g[0]));
+    CHECK_OK(hpl_kernel_destroy(ctx, k));
+    CHECK_OK(hpl_kernel_destroy(ctx, column));
+    hpl_context_destroy(ctx);
+    arm(-1, 0, 0);
+    atomic_fetch_add(&runs_ended, 1);
+    return atomic_load(&passed) - passed0 + (atomic_load(&refused) - refused0);
+}
+
+static void sweep(const char *thread, const char *lane, const char *logical, bool validation, int delay)
+{
+    char config[192];
+    snprintf(config, sizeof config, "HPLVK_SUBMIT_THREAD=%s HPLVK_TRANSFER_LANE=%s HPLVK_LOGICAL_DEVICES=%s%s, %d ms", thread,
+             lane, logical, validation ? "" : ", validation off", delay);
+    setenv("HPLVK_SUBMIT_THREAD", thread, 1);
+    setenv("HPLVK_TRANSFER_LANE", lane, 1);
+    setenv("HPLVK_LOGICAL_DEVICES", logical, 1);
+    int total = sweep_run(config, validation, 0, -1);
+    th_note("%s: every one of %d submissions refused in turn", config, total);
+    CHECK(total >= 2 * SWEEP_STEPS, "%s: %d submissions in %d two-device steps", config, total, SWEEP_STEPS);
+    for (int at = 0; at < total; at++)
+        sweep_run(config, validation, delay, at);
+    unsetenv("HPLVK_TRANSFER_LANE");
+    unsetenv("HPLVK_LOGICAL_DEVICES");
 }
 
 /* After the failures: a new context computes x right. */
@@ -197,6 +347,32 @@ int main(void)
     th_prepare_desc(&desc);
     hpl_context *bad = NULL;
     CHECK_FAILS(hpl_context_create(&desc, &bad), HPL_ERROR_INVALID_ARGUMENT, "HPLVK_SUBMIT_THREAD='2'");
+    for (uint32_t i = 0; i < ROWS * COLS; i++)
+        sweep_start[i] = i * 2654435761u;
+    static uint32_t other[ROWS * COLS];
+    memcpy(sweep_want, sweep_start, sizeof sweep_want);
+    for (int s = 0; s < SWEEP_STEPS; s++) {
+        host_stencil(sweep_want, other);
+        memcpy(sweep_want, other, sizeof other);
+    }
+    for (uint32_t c = 0; c < COLS; c++)
+        for (uint32_t r = 0; r < ROWS; r++)
+            sweep_sums[c] = sweep_sums[c] * 31u + sweep_want[r * COLS + c];
+    /* Separate VkDevices wait for each other through the progress thread's
+     * gates; logical devices on queues of one VkDevice wait on each
+     * other's timelines directly, but only with validation off (peer.c).
+     * A refusal 30 ms late lets the other device's work that waits for it
+     * be recorded first, and reach its submit thread. */
+    sweep("0", "off", "vkdevices", true, 0);
+    sweep("0", "shared", "vkdevices", true, 0);
+    sweep("1", "off", "vkdevices", true, 0);
+    sweep("1", "shared", "vkdevices", true, 0);
+    sweep("1", "off", "vkdevices", true, 30);
+    sweep("0", "off", "queues", true, 0);
+    sweep("1", "shared", "queues", true, 0);
+    sweep("0", "off", "queues", false, 0);
+    sweep("1", "off", "queues", false, 0);
+    sweep("1", "off", "queues", false, 30);
     unsetenv("HPLVK_SUBMIT_THREAD");
     still_works();
     atomic_store(&done, true);

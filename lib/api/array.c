@@ -529,9 +529,10 @@ int hpl__take_error(hpl_context *ctx, hpl__array *root)
             failed = &ctx->devices[i];
     if (!failed)
         return HPL_OK;
+    char cause[160];
     return hpl__fail(failed->error, "array '%s' is on device %s, which failed earlier: %s%s", root->name,
                      failed->info.name, hpl_error_string(failed->error),
-                     hpl__submit_failure(failed) != VK_SUCCESS ? " (the driver refused a submission)" : "");
+                     hpl__device_failure_cause(failed, cause, sizeof cause));
 }
 
 int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool fetch, bool for_write)

@@ -198,7 +198,8 @@ typedef struct hpl__device {
     uint32_t chunk_count, chunk_current;
 
     VkPipelineCache pipeline_cache;
-    int error; /* sticky: device lost */
+    int error;        /* sticky: device lost */
+    int failed_after; /* 1 + the index of the device whose failure voided this one's work; 0: none */
     hpl__submitter *submitter; /* submitter.c; NULL before the context is made */
 
     uint32_t features; /* HPL__FEATURE_* enabled on the VkDevice (validate.h) */
@@ -387,6 +388,17 @@ static inline int hpl__context_take_error(hpl_context *ctx)
     return __atomic_exchange_n(&ctx->deferred_error, HPL_OK, __ATOMIC_ACQ_REL);
 }
 
+/* Marks d failed (if it is not yet) because work it waits for on device
+ * `cause` failed: its own work would compute from what never ran. The
+ * error is stored last: whoever sees it sees the cause. */
+static inline void hpl__device_fail_after(hpl__device *d, const hpl__device *cause)
+{
+    if (d == cause || __atomic_load_n(&d->error, __ATOMIC_ACQUIRE))
+        return;
+    d->failed_after = cause->index + 1;
+    __atomic_store_n(&d->error, HPL_ERROR_DEVICE_LOST, __ATOMIC_RELEASE);
+}
+
 /* vk.c */
 /* Records a failed Vulkan call `what` as this thread's error; returns its code. */
 int hpl__vk_error(VkResult r, const char *what);
@@ -415,8 +427,11 @@ int hpl__submitters_start(hpl_context *ctx);
 void hpl__submitters_stop(hpl_context *ctx);
 /* Submits s on its queue: hands it to d's submit thread, or submits it at
  * once without one. Under d's batch lock for the device's own timelines, so
- * that values reach each queue in order. VK_SUCCESS once handed over: a
- * later failure marks d lost and signals the value from the host. */
+ * that values reach each queue in order. The value is signalled whatever
+ * happens: a refused submission marks d lost, and its value and every later
+ * one are signalled from the host (by the thread, started then where there
+ * was none). Returns VK_SUCCESS once handed over, or what the driver
+ * returned when it refused at once. */
 VkResult hpl__submit(hpl__device *d, const hpl__submission *s);
 /* Returns once d's submit thread has made every submission handed to it:
  * before the application may wait for one of its values on the same queue
@@ -511,6 +526,8 @@ int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore sem
 uint64_t hpl__device_completed(hpl__device *d);
 /* HPL_OK, or d's sticky error ("failed earlier") recorded as this thread's. */
 int hpl__device_check(const hpl__device *d);
+/* Why d failed, for messages: " (...)" into buf, or "" when unknown. */
+const char *hpl__device_failure_cause(const hpl__device *d, char *buf, size_t size);
 /* Signals d's gate, or its lane's, from the host (the progress thread). */
 void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value);
 /* Blocks until d's timeline reaches value (spin first); fails at once

@@ -133,18 +133,16 @@ int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t gate, uint64_t *va
     if (gate)
         hpl__submission_wait(&s, l->gate, gate, NULL);
     if (rc == HPL_OK) {
+        /* Refused, the value is signalled from the host all the same
+         * (submitter.c), and the device is lost. */
         r = hpl__submit(d, &s);
-        if (r != VK_SUCCESS) {
-            d->error = HPL_ERROR_DEVICE_LOST;
-            rc = hpl__vk_error(r, "vkQueueSubmit (transfer lane)");
-        }
-    }
-    if (rc == HPL_OK) {
         l->submitted = s.value;
         cmd->value = s.value;
         hpl__events_submitted(d, hpl__lane_point(d, s.value));
         d->stats.transfer_submissions++;
         *value = s.value;
+        if (r != VK_SUCCESS)
+            rc = hpl__vk_error(r, "vkQueueSubmit (transfer lane)");
     } else {
         cmd->value = 0;
     }

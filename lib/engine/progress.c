@@ -48,7 +48,7 @@ typedef struct gate_queue {
 typedef struct action {
     uint64_t gate_value; /* signal the gate with it; 0: none */
     bool flush;          /* submit the open batch */
-    int error;           /* of a device a served request waited for */
+    hpl__device *failed; /* a device a served request waited for, which failed */
 } action;
 
 struct hpl__progress {
@@ -92,15 +92,15 @@ static bool reached(const request *r, const uint64_t *done)
     return true;
 }
 
-/* The first error of the devices r waited for (0: none). */
-static int error_of(const hpl__progress *p, const request *r)
+/* The first device r waited for that failed (NULL: none). */
+static hpl__device *failed_of(const hpl__progress *p, const request *r)
 {
     for (int i = 0; i < r->count; i++) {
-        int error = hpl__timeline_device(p->ctx, r->points[i].timeline)->error;
-        if (error)
-            return error;
+        hpl__device *d = hpl__timeline_device(p->ctx, r->points[i].timeline);
+        if (__atomic_load_n(&d->error, __ATOMIC_ACQUIRE))
+            return d;
     }
-    return 0;
+    return NULL;
 }
 
 /* Takes device's requests whose points are reached: the gate request at
@@ -116,14 +116,14 @@ static bool take(hpl__progress *p, int gate, const uint64_t *done, action *a)
     if (q->count && reached(&q->items[q->head], done)) {
         const request *r = &q->items[q->head];
         a->gate_value = r->gate_value;
-        a->error = error_of(p, r);
+        a->failed = failed_of(p, r);
         q->head = (q->head + 1) % q->capacity;
         q->count--;
         p->count--;
     }
     if (gate < HPL__MAX_DEVICES && p->flushing[gate] && reached(&p->flush[gate], done)) {
         a->flush = true;
-        a->error = a->error ? a->error : error_of(p, &p->flush[gate]);
+        a->failed = a->failed ? a->failed : failed_of(p, &p->flush[gate]);
         p->flushing[gate] = false;
         p->count--;
     }
@@ -134,9 +134,14 @@ static void serve(hpl__progress *p, int gate, const action *a)
 {
     hpl_context *ctx = p->ctx;
     hpl__device *d = hpl__timeline_device(ctx, gate);
-    /* Keep the error; still open the gate so the waiting device does not
-     * hang: its results are void and the error says so. */
-    hpl__context_record_error(ctx, a->error);
+    /* Still open the gate so that the waiting device does not hang; its
+     * work computes from what never ran, so it fails too, before the gate
+     * opens (a wait that sees its values reached then sees the failure). */
+    if (a->failed) {
+        hpl__context_record_error(ctx, a->failed->error);
+        if (a->gate_value)
+            hpl__device_fail_after(d, a->failed);
+    }
     if (a->gate_value)
         hpl__gate_signal(d, hpl__timeline_is_lane(gate), a->gate_value);
     if (a->flush)

@@ -181,9 +181,9 @@ void hpl__barrier_to_host(VkCommandBuffer cb)
 }
 
 /* Device i of d's context (the context's devices are one array). */
-static hpl__device *sibling(hpl__device *d, int i)
+static hpl__device *sibling(const hpl__device *d, int i)
 {
-    return d - d->index + i;
+    return (hpl__device *)(d - d->index + i);
 }
 
 /* Ends and submits the open batch (d->batch_lock held), waiting also for
@@ -218,18 +218,14 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
         d->error = HPL_ERROR_VULKAN;
         return hpl__vk_error(r, "vkEndCommandBuffer");
     }
+    /* Refused, the operations recorded in it never run, the device is
+     * lost for good, and the value is signalled from the host all the same
+     * (submitter.c): waits for it must not hang. */
     r = hpl__submit(d, &s);
-    if (r != VK_SUCCESS) {
-        /* The operations recorded in it never run: waits for them must not
-         * hang, so the device is marked lost for good. */
-        cmd->value = 0;
-        d->error = HPL_ERROR_DEVICE_LOST;
-        return hpl__vk_error(r, "vkQueueSubmit");
-    }
     d->submitted = s.value;
     d->stats.submissions++;
     cmd->value = s.value;
-    return HPL_OK;
+    return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkQueueSubmit");
 }
 
 static int batch_submit(hpl__device *d)
@@ -290,6 +286,21 @@ static int gate_request(hpl_context *ctx, int timeline, uint64_t *requested, con
  * makes itself), done, or in *direct. Requests it from the progress thread.
  * Points on devices whose compute timeline d imported go to *direct instead
  * (one per device): d waits on those timelines themselves. */
+/* Work of d that waits for a point of another device that failed would
+ * compute from what may never have run (a failed device's values are
+ * reached all the same: submitter.c), so d fails too. */
+static int check_producers(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count)
+{
+    for (int i = 0; i < count; i++) {
+        hpl__device *p = hpl__timeline_device(ctx, points[i].timeline);
+        if (points[i].value && p != d && __atomic_load_n(&p->error, __ATOMIC_ACQUIRE)) {
+            hpl__device_fail_after(d, p);
+            return hpl__device_check(d);
+        }
+    }
+    return HPL_OK;
+}
+
 static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, int count, uint64_t *gate_value,
                     hpl__point *direct, int *direct_count, uint64_t *xfer)
 {
@@ -307,9 +318,12 @@ static int gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *points, 
     }
     *gate_value = 0;
     *direct_count = 0;
-    if (n == 0)
-        return HPL_OK;
-    int rc = flush_for(ctx, foreign, n);
+    /* After the look at the values: a failed device sets its error before
+     * it signals a value from the host. */
+    int rc = check_producers(ctx, d, points, count);
+    if (rc != HPL_OK || n == 0)
+        return rc;
+    rc = flush_for(ctx, foreign, n);
     if (rc != HPL_OK)
         return rc;
     /* Peer timelines (peer.c): a foreign point on a device whose timeline d
@@ -339,10 +353,22 @@ int hpl__lane_gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *point
             n = hpl__points_add(foreign, n, points[i]); /* (the lane's own work is earlier on its queue) */
     }
     *gate = 0;
-    if (n == 0)
-        return HPL_OK;
-    int rc = flush_for(ctx, foreign, n);
+    int rc = check_producers(ctx, d, points, count); /* after the look, as gate_for */
+    if (rc != HPL_OK || n == 0)
+        return rc;
+    rc = flush_for(ctx, foreign, n);
     return rc == HPL_OK ? gate_request(ctx, HPL__LANE + d->index, &d->xfer.gate_requested, foreign, n, gate) : rc;
+}
+
+const char *hpl__device_failure_cause(const hpl__device *d, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (d->failed_after)
+        snprintf(buf, size, " (its work waited for device %.100s, which failed)",
+                 sibling(d, d->failed_after - 1)->info.name);
+    else if (hpl__submit_failure(d) != VK_SUCCESS)
+        snprintf(buf, size, " (the driver refused a submission)");
+    return buf;
 }
 
 int hpl__device_check(const hpl__device *d)
@@ -350,7 +376,9 @@ int hpl__device_check(const hpl__device *d)
     int error = __atomic_load_n(&d->error, __ATOMIC_ACQUIRE);
     if (!error)
         return HPL_OK;
-    return hpl__fail(error, "device %s failed earlier: %s", d->info.name, hpl_error_string(error));
+    char cause[160];
+    return hpl__fail(error, "device %s failed earlier: %s%s", d->info.name, hpl_error_string(error),
+                     hpl__device_failure_cause(d, cause, sizeof cause));
 }
 
 uint64_t hpl__device_recorded(hpl__device *d)
@@ -480,6 +508,11 @@ static int wait_point(hpl_context *ctx, hpl__point p)
         return HPL_OK;
     if (r == VK_ERROR_DEVICE_LOST)
         d->error = HPL_ERROR_DEVICE_LOST;
+    if (d->failed_after) {
+        char cause[160];
+        return hpl__fail(HPL_ERROR_DEVICE_LOST, "device %s: its work since did not run%s", d->info.name,
+                         hpl__device_failure_cause(d, cause, sizeof cause));
+    }
     VkResult failure = hpl__submit_failure(d);
     if (failure != VK_SUCCESS) { /* the driver refused a submission: name it */
         char what[160];
@@ -533,9 +566,12 @@ int hpl__wait_points_held(hpl_context *ctx, const hpl__point *points, int count)
 
 int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
 {
+    /* A failed device's values may be reached without its work (its
+     * submit thread signals them): those are waited for, and fail. */
     bool pending = false;
     for (int i = 0; i < count && !pending; i++)
-        pending = points[i].value && hpl__timeline_completed(ctx, points[i].timeline) < points[i].value;
+        pending = points[i].value && (hpl__timeline_completed(ctx, points[i].timeline) < points[i].value ||
+                                      hpl__timeline_device(ctx, points[i].timeline)->error);
     if (!pending)
         return HPL_OK;
     /* A failed flush still waits: what was submitted before may be running. */

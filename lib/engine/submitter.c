@@ -19,7 +19,10 @@
  * once the queue is done with what was submitted before, the thread
  * signals that submission's value from the host, and does so for every
  * later one instead of submitting it. Waits then see the error
- * (vk.c: hpl__semaphore_wait).
+ * (vk.c: hpl__semaphore_wait). A submission of another device that waits
+ * for such a value would compute from what never ran: that device fails
+ * too (hpl__device_fail_after; the progress thread does the same for the
+ * gates it opens), so that no read returns its rows as computed.
  *
  * HPLVK_SUBMIT_THREAD: 1 submits from the thread, 0 (default) from the
  * recording thread itself. Measured on one H200 (samples/RESULTS.md), the
@@ -51,6 +54,9 @@ struct hpl__submitter {
     /* Last value submitted or signalled from the host: of the compute
      * timeline (atomic: other devices' threads read it), of the lane's. */
     uint64_t queued, lane_queued;
+    /* The first compute value signalled from the host instead of by its
+     * work (UINT64_MAX: none yet); set before `queued` reaches it. */
+    uint64_t void_from;
     VkResult failure; /* the first failed vkQueueSubmit; VK_SUCCESS: none */
 };
 
@@ -113,32 +119,43 @@ static void note_signalled(hpl__submitter *t, const hpl__submission *s)
 static void release(hpl__submitter *t, const hpl__submission *s)
 {
     hpl__device *d = t->d;
-    hpl__semaphore_settle(d, s->signal, s->signal == d->timeline ? t->queued : t->lane_queued);
+    bool compute = s->signal == d->timeline;
+    hpl__semaphore_settle(d, s->signal, compute ? t->queued : t->lane_queued);
+    if (compute && t->void_from == UINT64_MAX)
+        __atomic_store_n(&t->void_from, s->value, __ATOMIC_RELEASE);
     hpl__semaphore_signal(d, s->signal, s->value);
     note_signalled(t, s);
 }
 
-/* Waits until another device's submit thread has submitted (or signalled)
- * `value` of its compute timeline. A wait that reaches the driver before
- * its signal is legal, but NVIDIA's driver then defers the submission to a
- * thread of its own (~14 us a Game of Life step on the H200 before this);
- * without submit threads the recording thread submits the signal first
- * (submit.c: flush_for). */
-static void await_queued(hpl__device *producer, uint64_t value)
+/* Waits until another device's submit thread has submitted (or signalled
+ * from the host) `value` of its compute timeline; returns whether it was
+ * signalled from the host, its work void. A wait that reaches the driver
+ * before its signal is legal, but NVIDIA's driver then defers the
+ * submission to a thread of its own (~14 us a Game of Life step on the
+ * H200 before this); without submit threads the recording thread submits
+ * the signal first (submit.c: flush_for). */
+static bool await_queued(hpl__device *producer, uint64_t value)
 {
     hpl__submitter *p = producer->submitter;
-    while (p && p->threaded && __atomic_load_n(&p->queued, __ATOMIC_ACQUIRE) < value &&
-           !__atomic_load_n(&producer->error, __ATOMIC_ACQUIRE))
+    if (!p || !__atomic_load_n(&p->threaded, __ATOMIC_ACQUIRE))
+        return false;
+    while (__atomic_load_n(&p->queued, __ATOMIC_ACQUIRE) < value)
         sched_yield();
+    return __atomic_load_n(&p->void_from, __ATOMIC_ACQUIRE) <= value;
 }
 
 static void perform(hpl__submitter *t, const hpl__submission *s)
 {
     hpl__device *d = t->d;
+    const hpl__device *voided_by = NULL;
     for (uint32_t i = 0; i < s->wait_count; i++)
-        if (s->producers[i])
-            await_queued(s->producers[i], s->wait_values[i]);
-    if (t->failure == VK_SUCCESS) {
+        if (s->producers[i] && await_queued(s->producers[i], s->wait_values[i]))
+            voided_by = s->producers[i];
+    /* A failed device's work no longer runs: nor does work that would
+     * compute from what did not run. */
+    if (voided_by)
+        hpl__device_fail_after(d, voided_by);
+    if (!__atomic_load_n(&d->error, __ATOMIC_ACQUIRE)) {
         VkResult r = submit_now(d, s);
         if (r == VK_SUCCESS) {
             note_signalled(t, s);
@@ -209,15 +226,10 @@ static bool make_room(hpl__submitter *t)
     return true;
 }
 
-VkResult hpl__submit(hpl__device *d, const hpl__submission *s)
+/* Hands s to the thread. Out of host memory for the FIFO, waits until the
+ * thread has emptied it and does what the thread would have done. */
+static void enqueue(hpl__submitter *t, const hpl__submission *s)
 {
-    hpl__submitter *t = d->submitter;
-    if (!t || !t->threaded) {
-        VkResult r = submit_now(d, s);
-        if (t && r != VK_SUCCESS && t->failure == VK_SUCCESS)
-            t->failure = r; /* for messages */
-        return r;
-    }
     pthread_mutex_lock(&t->lock);
     bool room = make_room(t);
     if (room) {
@@ -226,14 +238,53 @@ VkResult hpl__submit(hpl__device *d, const hpl__submission *s)
         if (t->sleeping)
             pthread_cond_signal(&t->wake);
     }
+    while (!room && t->count)
+        pthread_cond_wait(&t->drained, &t->lock);
     pthread_mutex_unlock(&t->lock);
-    return room ? VK_SUCCESS : VK_ERROR_OUT_OF_HOST_MEMORY;
+    if (!room)
+        perform(t, s);
+}
+
+/* A refused submission without a submit thread: from now on one stands in
+ * for the device's submissions as with HPLVK_SUBMIT_THREAD=1, signalling
+ * this value and every later one from the host once the queue is done with
+ * what it holds. Work already submitted may wait for this value (a lane
+ * copy for the batch being recorded, submit.c: hpl__batch_flush_locked).
+ * Not on this thread: it holds the batch lock, which the progress thread
+ * may need before it opens a gate that earlier work waits for. */
+static void stand_in(hpl__submitter *t, const hpl__submission *s, VkResult r)
+{
+    hpl__device *d = t->d;
+    __atomic_store_n(&t->failure, r, __ATOMIC_RELEASE);
+    __atomic_store_n(&d->error, HPL_ERROR_DEVICE_LOST, __ATOMIC_RELEASE);
+    /* The caller holds the batch lock: these are the last values submitted. */
+    __atomic_store_n(&t->queued, d->submitted, __ATOMIC_RELEASE);
+    t->lane_queued = d->xfer.submitted;
+    if (!t->threaded && pthread_create(&t->thread, NULL, run, t) == 0)
+        __atomic_store_n(&t->threaded, true, __ATOMIC_RELEASE);
+    if (t->threaded)
+        enqueue(t, s);
+    else
+        release(t, s); /* no thread to be had: here, at a risk of waiting long */
+}
+
+VkResult hpl__submit(hpl__device *d, const hpl__submission *s)
+{
+    hpl__submitter *t = d->submitter;
+    if (t && __atomic_load_n(&t->threaded, __ATOMIC_ACQUIRE)) {
+        enqueue(t, s);
+        return VK_SUCCESS;
+    }
+    VkResult r = submit_now(d, s);
+    if (r != VK_SUCCESS && t)
+        stand_in(t, s, r);
+    return r;
 }
 
 void hpl__submit_drain(hpl__device *d)
 {
     hpl__submitter *t = d->submitter;
-    if (!t || !t->threaded)
+    if (!t || !__atomic_load_n(&t->threaded, __ATOMIC_ACQUIRE))
         return;
     pthread_mutex_lock(&t->lock);
     while (t->count)
@@ -263,6 +314,7 @@ static int submitter_start(hpl__device *d, bool threaded)
     if (!t)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a submit thread");
     t->d = d;
+    t->void_from = UINT64_MAX;
     pthread_mutex_init(&t->queue_lock, NULL);
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->wake, NULL);

@@ -113,8 +113,10 @@ static VkResult semaphore_wait_until(hpl__device *d, VkSemaphore semaphore, uint
             return VK_ERROR_DEVICE_LOST;
         uint64_t reached;
         VkResult r = hpl__semaphore_get(d, semaphore, &reached);
-        if (r != VK_SUCCESS || reached >= value)
-            return r;
+        if (r != VK_SUCCESS || reached >= value) /* a failed device's thread sets the error before its signal */
+            return r == VK_SUCCESS && heed_failure && __atomic_load_n(&d->error, __ATOMIC_ACQUIRE)
+                       ? VK_ERROR_DEVICE_LOST
+                       : r;
         if (hpl__now_ns() < until)
             sched_yield();
         else
