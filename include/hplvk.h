@@ -203,7 +203,10 @@ HPL_API void hpl_context_destroy(hpl_context *ctx);
  * (device lost, out of memory in a lazy transfer), then forgets it. A device
  * that failed (lost, or the driver refused a submission) stays failed: every
  * later hpl_finish, eval on it and access to an array it holds fails with
- * HPL_ERROR_DEVICE_LOST, naming it. */
+ * HPL_ERROR_DEVICE_LOST, naming it. So does a device whose work waited for
+ * the failed one's (its results would come from work that never ran): no
+ * read returns such rows as computed. Whatever failed, every wait ends, and
+ * a destroy still waits until no submitted work uses what it frees. */
 HPL_API int hpl_finish(hpl_context *ctx);
 
 /* ======================================================================
