@@ -26,6 +26,7 @@
  * the same devices computes correctly. */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "sweep.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -184,107 +185,36 @@ static void refusal(const char *what, bool validation, int after, int delay, int
     atomic_fetch_add(&runs_ended, 1);
 }
 
-/* 4. Each submission of a two-device stencil refused in turn (uploads,
- * steps with and without halos first, halo copies, the read's downloads):
- * whatever is refused, nothing hangs or crashes and validation stays
- * quiet. A read that succeeds where every call before it did returns
- * exactly the host's values (a refusal in a submit thread comes out
- * later than the eval that made the submission). */
-enum { ROWS = 48, COLS = 16, SWEEP_STEPS = 4 };
-
-static const char *stencil_src = "#include <hplvk.glsl>\n"
-                                 "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
-                                 "void main() {\n"
-                                 "    uint r = hpl_global_id.x, c = hpl_global_id.y, n = src.dims.x;\n"
-                                 "    uint up = r > 0u ? hpl_at2(src, r - 1u, c) : 7u;\n"
-                                 "    uint down = r + 1u < n ? hpl_at2(src, r + 1u, c) : 11u;\n"
-                                 "    hpl_at2(dst, r, c) = up * 3u + hpl_at2(src, r, c) * 5u + down + r;\n"
-                                 "}\n";
-
-/* On the second device alone, from every row: an array that lives there
- * only, made from the first device's rows too. */
-static const char *column_src = "#include <hplvk.glsl>\n"
-                                "hpl_args { hpl_in(uint, 2) g; hpl_out(uint, 1) sum; };\n"
-                                "void main() {\n"
-                                "    uint c = hpl_global_id.x, s = 0u;\n"
-                                "    for (uint r = 0u; r < g.dims.x; r++) s = s * 31u + hpl_at2(g, r, c);\n"
-                                "    hpl_at(sum, c) = s;\n"
-                                "}\n";
-
-static void host_stencil(const uint32_t *src, uint32_t *dst)
+/* 4. Each submission of sweep.h's workload refused in turn. A refusal in
+ * a submit thread comes out later than the eval that made the submission,
+ * so any call may report it; one made before the grid's read fails it. */
+static int refusals(void)
 {
-    for (uint32_t r = 0; r < ROWS; r++)
-        for (uint32_t c = 0; c < COLS; c++) {
-            uint32_t up = r > 0 ? src[(r - 1) * COLS + c] : 7u;
-            uint32_t down = r + 1 < ROWS ? src[(r + 1) * COLS + c] : 11u;
-            dst[r * COLS + c] = up * 3u + src[r * COLS + c] * 5u + down + r;
-        }
+    return atomic_load(&refused);
 }
 
-static uint32_t sweep_start[ROWS * COLS], sweep_want[ROWS * COLS], sweep_sums[COLS];
-
-/* One run, the submission `refuse_at` on refused (< 0: none); returns the
- * number of submissions it made. */
+/* One run, the submission `refuse_at` on refused (< 0: none), `delay` ms
+ * late; returns the number of submissions it made. */
 static int sweep_run(const char *config, bool validation, int delay, int refuse_at)
 {
     hpl_context *ctx = open_two(validation);
-    hpl_kernel k = th_kernel(ctx, stencil_src), column = th_kernel(ctx, column_src);
-    hpl_array g[2] = {th_array(ctx, HPL_UINT32, ROWS, COLS, 0), th_array(ctx, HPL_UINT32, ROWS, COLS, 0)};
-    hpl_array sums = th_array(ctx, HPL_UINT32, COLS, 0, 0);
     int refused0 = atomic_load(&refused), passed0 = atomic_load(&passed);
     arm(refuse_at, delay, 0);
-    int first_rc = hpl_array_write(ctx, g[0], sweep_start, sizeof sweep_start);
-    for (int s = 0; s < SWEEP_STEPS; s++) {
-        hpl_launch launch = {.devices = {0, 1}, .device_count = 2, .halos_first = s % 2 == 1};
-        int rc = hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_part(g[s % 2], 0, 1), hpl_part(g[(s + 1) % 2], 0, 0)));
-        first_rc = first_rc == HPL_OK ? rc : first_rc;
-    }
-    int column_rc = hpl_eval(ctx, column, &(hpl_launch){.device = 1, .global = {COLS}},
-                             HPL_ARGS(hpl_arr(g[SWEEP_STEPS % 2]), hpl_arr(sums)));
-    CHECK(column_rc == HPL_OK || column_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: an eval returned %s",
-          config, refuse_at, hpl_error_string(column_rc));
-    static uint32_t got_sums[COLS];
-    memset(got_sums, 0, sizeof got_sums);
-    int sums_rc = hpl_array_read(ctx, sums, got_sums, sizeof got_sums);
-    CHECK(sums_rc == HPL_OK || sums_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: the sums' read returned %s",
-          config, refuse_at, hpl_error_string(sums_rc));
-    if (first_rc == HPL_OK && column_rc == HPL_OK && sums_rc == HPL_OK)
-        CHECK(memcmp(got_sums, sweep_sums, sizeof got_sums) == 0,
-              "%s, submission %d refused: the second device's sums read as computed differ from the host's", config,
-              refuse_at);
-    /* The second device's rows alone: they need the first device's rows
-     * of every step but the last, so may come out right or fail. */
-    hpl_array tail = {0};
-    CHECK_OK(hpl_subarray(ctx, g[SWEEP_STEPS % 2], HPL_RANGES({ROWS / 2, ROWS - 1}, HPL_ALL), &tail));
-    static uint32_t got[ROWS * COLS];
-    memset(got, 0, sizeof got);
-    int tail_rc = hpl_array_read(ctx, tail, got, sizeof got / 2);
-    CHECK(tail_rc == HPL_OK || tail_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: the rows' read returned %s",
-          config, refuse_at, hpl_error_string(tail_rc));
-    if (first_rc == HPL_OK && column_rc == HPL_OK && tail_rc == HPL_OK)
-        CHECK(memcmp(got, sweep_want + ROWS / 2 * COLS, sizeof got / 2) == 0,
-              "%s, submission %d refused: the second device's rows read as computed differ from the host's", config,
-              refuse_at);
-    memset(got, 0, sizeof got);
-    int read_rc = hpl_array_read(ctx, g[SWEEP_STEPS % 2], got, sizeof got);
-    bool refused_before = atomic_load(&refused) > refused0;
+    sweep_result r;
+    sweep_workload(ctx, refusals, &r);
     int finish_rc = hpl_finish(ctx);
-    bool refused_any = atomic_load(&refused) > refused0;
-    if (refused_before) {
-        CHECK(read_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: the read returned %s", config,
-              refuse_at, hpl_error_string(read_rc));
-        CHECK(first_rc == HPL_OK || first_rc == HPL_ERROR_DEVICE_LOST, "%s, submission %d refused: an eval returned %s",
-              config, refuse_at, hpl_error_string(first_rc));
-    } else {
-        CHECK(first_rc == HPL_OK && read_rc == HPL_OK, "%s, nothing refused before the read: %s, read %s", config,
-              hpl_error_string(first_rc), hpl_error_string(read_rc));
-        CHECK(memcmp(got, sweep_want, sizeof got) == 0, "%s: the grid read differs from the host's", config);
-    }
-    if (refused_any)
-        CHECK(finish_rc != HPL_OK, "%s, submission %d refused: hpl_finish reported nothing", config, refuse_at);
-    CHECK_OK(hpl_array_destroy(ctx, g[0]));
-    CHECK_OK(hpl_kernel_destroy(ctx, k));
-    CHECK_OK(hpl_kernel_destroy(ctx, column));
+    char what[256];
+    snprintf(what, sizeof what, "%s, submission %d refused", config, refuse_at);
+    static const int allowed[] = {HPL_ERROR_DEVICE_LOST, 0};
+    sweep_check(what, &r, allowed);
+    if (r.faults_before_grid_read > refused0)
+        CHECK(r.grid_rc == HPL_ERROR_DEVICE_LOST, "%s: the grid's read returned %s", what,
+              hpl_error_string(r.grid_rc));
+    else
+        CHECK(r.steps_rc == HPL_OK && r.grid_rc == HPL_OK, "%s: nothing refused before the grid's read: %s, read %s",
+              what, hpl_error_string(r.steps_rc), hpl_error_string(r.grid_rc));
+    if (atomic_load(&refused) > refused0)
+        CHECK(finish_rc != HPL_OK, "%s: hpl_finish reported nothing", what);
     hpl_context_destroy(ctx);
     arm(-1, 0, 0);
     atomic_fetch_add(&runs_ended, 1);
@@ -347,17 +277,7 @@ int main(void)
     th_prepare_desc(&desc);
     hpl_context *bad = NULL;
     CHECK_FAILS(hpl_context_create(&desc, &bad), HPL_ERROR_INVALID_ARGUMENT, "HPLVK_SUBMIT_THREAD='2'");
-    for (uint32_t i = 0; i < ROWS * COLS; i++)
-        sweep_start[i] = i * 2654435761u;
-    static uint32_t other[ROWS * COLS];
-    memcpy(sweep_want, sweep_start, sizeof sweep_want);
-    for (int s = 0; s < SWEEP_STEPS; s++) {
-        host_stencil(sweep_want, other);
-        memcpy(sweep_want, other, sizeof other);
-    }
-    for (uint32_t c = 0; c < COLS; c++)
-        for (uint32_t r = 0; r < ROWS; r++)
-            sweep_sums[c] = sweep_sums[c] * 31u + sweep_want[r * COLS + c];
+    sweep_reference();
     /* Separate VkDevices wait for each other through the progress thread's
      * gates; logical devices on queues of one VkDevice wait on each
      * other's timelines directly, but only with validation off (peer.c).

@@ -1,0 +1,144 @@
+/* The workload of the fault sweeps (test_submit_fails, test_alloc_fails):
+ * something the driver refuses in turn, each time in a new context on two
+ * devices, while this runs:
+ *   - a grid written from the host, then SWEEP_STEPS steps of a stencil
+ *     split over both devices (every other step with halos first): uploads,
+ *     halo copies both ways, submissions on both devices;
+ *   - on the second device alone, sums of every column, from the first
+ *     device's rows too: an array that lives only on a device that may not
+ *     have failed, made from one that may have;
+ *   - three reads: the sums, the second device's rows alone (a subarray),
+ *     the whole grid;
+ *   - the arrays and kernels destroyed one by one.
+ * sweep_check asserts what must hold whatever was refused: every call
+ * returns success or one of the errors the caller allows, and a read that
+ * succeeds where every call before it did returns exactly the host's
+ * values. No hang (the callers' watchdogs) and no validation message
+ * (th_finish) are asserted around it. */
+#ifndef HPLVK_TESTS_SWEEP_H
+#define HPLVK_TESTS_SWEEP_H
+
+#include "harness.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { SWEEP_ROWS = 48, SWEEP_COLS = 16, SWEEP_STEPS = 4 };
+
+typedef struct sweep_result {
+    int faults_before_grid_read; /* what the caller's fault counter said then */
+    int steps_rc;                /* the write and the stencil steps: the first failure */
+    int column_rc; /* the sums' eval */
+    int sums_rc, tail_rc, grid_rc, destroy_rc;
+    bool sums_right, tail_right, grid_right;
+} sweep_result;
+
+static const char *sweep_stencil_src = "#include <hplvk.glsl>\n"
+                                       "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
+                                       "void main() {\n"
+                                       "    uint r = hpl_global_id.x, c = hpl_global_id.y, n = src.dims.x;\n"
+                                       "    uint up = r > 0u ? hpl_at2(src, r - 1u, c) : 7u;\n"
+                                       "    uint down = r + 1u < n ? hpl_at2(src, r + 1u, c) : 11u;\n"
+                                       "    hpl_at2(dst, r, c) = up * 3u + hpl_at2(src, r, c) * 5u + down + r;\n"
+                                       "}\n";
+
+static const char *sweep_column_src = "#include <hplvk.glsl>\n"
+                                      "hpl_args { hpl_in(uint, 2) g; hpl_out(uint, 1) sum; };\n"
+                                      "void main() {\n"
+                                      "    uint c = hpl_global_id.x, s = 0u;\n"
+                                      "    for (uint r = 0u; r < g.dims.x; r++) s = s * 31u + hpl_at2(g, r, c);\n"
+                                      "    hpl_at(sum, c) = s;\n"
+                                      "}\n";
+
+/* The host's start grid, final grid and sums (sweep_reference fills them). */
+static uint32_t sweep_start[SWEEP_ROWS * SWEEP_COLS], sweep_want[SWEEP_ROWS * SWEEP_COLS], sweep_sums[SWEEP_COLS];
+
+static void sweep_reference(void)
+{
+    enum { R = SWEEP_ROWS, C = SWEEP_COLS };
+    static uint32_t next[R * C];
+    for (uint32_t i = 0; i < R * C; i++)
+        sweep_start[i] = i * 2654435761u;
+    memcpy(sweep_want, sweep_start, sizeof sweep_want);
+    for (int s = 0; s < SWEEP_STEPS; s++) {
+        for (uint32_t r = 0; r < R; r++)
+            for (uint32_t c = 0; c < C; c++) {
+                uint32_t up = r > 0 ? sweep_want[(r - 1) * C + c] : 7u;
+                uint32_t down = r + 1 < R ? sweep_want[(r + 1) * C + c] : 11u;
+                next[r * C + c] = up * 3u + sweep_want[r * C + c] * 5u + down + r;
+            }
+        memcpy(sweep_want, next, sizeof next);
+    }
+    memset(sweep_sums, 0, sizeof sweep_sums);
+    for (uint32_t c = 0; c < C; c++)
+        for (uint32_t r = 0; r < R; r++)
+            sweep_sums[c] = sweep_sums[c] * 31u + sweep_want[r * C + c];
+}
+
+/* Runs the workload in ctx (two devices); ctx is left to the caller.
+ * faults (may be NULL) counts the caller's faults made so far. */
+static void sweep_workload(hpl_context *ctx, int (*faults)(void), sweep_result *out)
+{
+    enum { R = SWEEP_ROWS, C = SWEEP_COLS };
+    *out = (sweep_result){0};
+    hpl_kernel k = th_kernel(ctx, sweep_stencil_src), column = th_kernel(ctx, sweep_column_src);
+    hpl_array g[2] = {th_array(ctx, HPL_UINT32, R, C, 0), th_array(ctx, HPL_UINT32, R, C, 0)};
+    hpl_array sums = th_array(ctx, HPL_UINT32, C, 0, 0), last = g[SWEEP_STEPS % 2];
+    out->steps_rc = hpl_array_write(ctx, g[0], sweep_start, sizeof sweep_start);
+    for (int s = 0; s < SWEEP_STEPS; s++) {
+        hpl_launch launch = {.devices = {0, 1}, .device_count = 2, .halos_first = s % 2 == 1};
+        int rc = hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_part(g[s % 2], 0, 1), hpl_part(g[(s + 1) % 2], 0, 0)));
+        out->steps_rc = out->steps_rc == HPL_OK ? rc : out->steps_rc;
+    }
+    out->column_rc =
+        hpl_eval(ctx, column, &(hpl_launch){.device = 1, .global = {C}}, HPL_ARGS(hpl_arr(last), hpl_arr(sums)));
+    static uint32_t got[R * C];
+    memset(got, 0, sizeof got);
+    out->sums_rc = hpl_array_read(ctx, sums, got, C * sizeof *got);
+    out->sums_right = memcmp(got, sweep_sums, sizeof sweep_sums) == 0;
+    /* The second device's rows alone (even parts: the second half). */
+    hpl_array tail = {0};
+    CHECK_OK(hpl_subarray(ctx, last, HPL_RANGES({R / 2, R - 1}, HPL_ALL), &tail));
+    memset(got, 0, sizeof got);
+    out->tail_rc = hpl_array_read(ctx, tail, got, sizeof got / 2);
+    out->tail_right = memcmp(got, sweep_want + R / 2 * C, sizeof got / 2) == 0;
+    memset(got, 0, sizeof got);
+    out->faults_before_grid_read = faults ? faults() : 0;
+    out->grid_rc = hpl_array_read(ctx, last, got, sizeof got);
+    out->grid_right = memcmp(got, sweep_want, sizeof got) == 0;
+    int rcs[] = {hpl_array_destroy(ctx, sums), hpl_array_destroy(ctx, g[0]), hpl_array_destroy(ctx, g[1]),
+                 hpl_kernel_destroy(ctx, k), hpl_kernel_destroy(ctx, column)};
+    for (size_t i = 0; i < sizeof rcs / sizeof rcs[0] && out->destroy_rc == HPL_OK; i++)
+        out->destroy_rc = rcs[i];
+}
+
+/* rc is success or one of the `allowed` errors (a 0-terminated list). */
+static bool sweep_rc_allowed(int rc, const int *allowed)
+{
+    for (; rc != HPL_OK && *allowed; allowed++)
+        if (rc == *allowed)
+            return true;
+    return rc == HPL_OK;
+}
+
+static void sweep_check(const char *what, const sweep_result *r, const int *allowed)
+{
+    const struct {
+        const char *name;
+        int rc;
+    } calls[] = {{"the write or a step", r->steps_rc}, {"the sums' eval", r->column_rc}, {"the sums' read", r->sums_rc},
+                 {"the rows' read", r->tail_rc},      {"the grid's read", r->grid_rc}};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        CHECK(sweep_rc_allowed(calls[i].rc, allowed), "%s: %s returned %s", what, calls[i].name,
+              hpl_error_string(calls[i].rc));
+    CHECK(r->destroy_rc == HPL_OK, "%s: a destroy returned %s", what, hpl_error_string(r->destroy_rc));
+    /* A read that succeeds where everything before it did is right. */
+    bool before = r->steps_rc == HPL_OK && r->column_rc == HPL_OK;
+    CHECK(!before || r->sums_rc != HPL_OK || r->sums_right, "%s: the second device's sums read as computed are wrong",
+          what);
+    CHECK(!before || r->tail_rc != HPL_OK || r->tail_right, "%s: the second device's rows read as computed are wrong",
+          what);
+    CHECK(!before || r->grid_rc != HPL_OK || r->grid_right, "%s: the grid read as computed is wrong", what);
+}
+
+#endif
