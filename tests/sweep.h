@@ -27,10 +27,13 @@ enum { SWEEP_ROWS = 48, SWEEP_COLS = 16, SWEEP_STEPS = 4 };
 
 typedef struct sweep_result {
     int faults_before_grid_read; /* what the caller's fault counter said then */
-    int steps_rc;                /* the write and the stencil steps: the first failure */
+    int write_rc, step_rc[SWEEP_STEPS];
+    int steps_rc;  /* the write and the stencil steps: the first failure */
     int column_rc; /* the sums' eval */
     int sums_rc, tail_rc, grid_rc, destroy_rc;
     bool sums_right, tail_right, grid_right;
+    /* What the reads returned. */
+    uint32_t sums[SWEEP_COLS], grid[SWEEP_ROWS * SWEEP_COLS];
 } sweep_result;
 
 static const char *sweep_stencil_src = "#include <hplvk.glsl>\n"
@@ -53,26 +56,37 @@ static const char *sweep_column_src = "#include <hplvk.glsl>\n"
 /* The host's start grid, final grid and sums (sweep_reference fills them). */
 static uint32_t sweep_start[SWEEP_ROWS * SWEEP_COLS], sweep_want[SWEEP_ROWS * SWEEP_COLS], sweep_sums[SWEEP_COLS];
 
-static void sweep_reference(void)
+/* The final grid and sums on the host, the steps in `skipped` (bit s:
+ * step s) left out: each step writes the other grid from this one, so a
+ * step that changed nothing leaves the other grid as it was. */
+static void sweep_expected(unsigned skipped, uint32_t *grid, uint32_t *sums)
 {
     enum { R = SWEEP_ROWS, C = SWEEP_COLS };
-    static uint32_t next[R * C];
-    for (uint32_t i = 0; i < R * C; i++)
-        sweep_start[i] = i * 2654435761u;
-    memcpy(sweep_want, sweep_start, sizeof sweep_want);
+    static uint32_t g[2][R * C];
+    memcpy(g[0], sweep_start, sizeof g[0]);
+    memset(g[1], 0, sizeof g[1]); /* new arrays are zero-filled */
     for (int s = 0; s < SWEEP_STEPS; s++) {
-        for (uint32_t r = 0; r < R; r++)
+        const uint32_t *src = g[s % 2];
+        uint32_t *dst = g[(s + 1) % 2];
+        for (uint32_t r = 0; r < R && !(skipped >> s & 1u); r++)
             for (uint32_t c = 0; c < C; c++) {
-                uint32_t up = r > 0 ? sweep_want[(r - 1) * C + c] : 7u;
-                uint32_t down = r + 1 < R ? sweep_want[(r + 1) * C + c] : 11u;
-                next[r * C + c] = up * 3u + sweep_want[r * C + c] * 5u + down + r;
+                uint32_t up = r > 0 ? src[(r - 1) * C + c] : 7u;
+                uint32_t down = r + 1 < R ? src[(r + 1) * C + c] : 11u;
+                dst[r * C + c] = up * 3u + src[r * C + c] * 5u + down + r;
             }
-        memcpy(sweep_want, next, sizeof next);
     }
-    memset(sweep_sums, 0, sizeof sweep_sums);
+    memcpy(grid, g[SWEEP_STEPS % 2], sizeof g[0]);
+    memset(sums, 0, C * sizeof *sums);
     for (uint32_t c = 0; c < C; c++)
         for (uint32_t r = 0; r < R; r++)
-            sweep_sums[c] = sweep_sums[c] * 31u + sweep_want[r * C + c];
+            sums[c] = sums[c] * 31u + grid[r * C + c];
+}
+
+static void sweep_reference(void)
+{
+    for (uint32_t i = 0; i < SWEEP_ROWS * SWEEP_COLS; i++)
+        sweep_start[i] = i * 2654435761u;
+    sweep_expected(0, sweep_want, sweep_sums);
 }
 
 /* Runs the workload in ctx (two devices); ctx is left to the caller.
@@ -84,28 +98,25 @@ static void sweep_workload(hpl_context *ctx, int (*faults)(void), sweep_result *
     hpl_kernel k = th_kernel(ctx, sweep_stencil_src), column = th_kernel(ctx, sweep_column_src);
     hpl_array g[2] = {th_array(ctx, HPL_UINT32, R, C, 0), th_array(ctx, HPL_UINT32, R, C, 0)};
     hpl_array sums = th_array(ctx, HPL_UINT32, C, 0, 0), last = g[SWEEP_STEPS % 2];
-    out->steps_rc = hpl_array_write(ctx, g[0], sweep_start, sizeof sweep_start);
+    out->write_rc = out->steps_rc = hpl_array_write(ctx, g[0], sweep_start, sizeof sweep_start);
     for (int s = 0; s < SWEEP_STEPS; s++) {
         hpl_launch launch = {.devices = {0, 1}, .device_count = 2, .halos_first = s % 2 == 1};
         int rc = hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_part(g[s % 2], 0, 1), hpl_part(g[(s + 1) % 2], 0, 0)));
+        out->step_rc[s] = rc;
         out->steps_rc = out->steps_rc == HPL_OK ? rc : out->steps_rc;
     }
     out->column_rc =
         hpl_eval(ctx, column, &(hpl_launch){.device = 1, .global = {C}}, HPL_ARGS(hpl_arr(last), hpl_arr(sums)));
-    static uint32_t got[R * C];
-    memset(got, 0, sizeof got);
-    out->sums_rc = hpl_array_read(ctx, sums, got, C * sizeof *got);
-    out->sums_right = memcmp(got, sweep_sums, sizeof sweep_sums) == 0;
+    out->sums_rc = hpl_array_read(ctx, sums, out->sums, sizeof out->sums);
+    out->sums_right = memcmp(out->sums, sweep_sums, sizeof sweep_sums) == 0;
     /* The second device's rows alone (even parts: the second half). */
     hpl_array tail = {0};
     CHECK_OK(hpl_subarray(ctx, last, HPL_RANGES({R / 2, R - 1}, HPL_ALL), &tail));
-    memset(got, 0, sizeof got);
-    out->tail_rc = hpl_array_read(ctx, tail, got, sizeof got / 2);
-    out->tail_right = memcmp(got, sweep_want + R / 2 * C, sizeof got / 2) == 0;
-    memset(got, 0, sizeof got);
+    out->tail_rc = hpl_array_read(ctx, tail, out->grid + R / 2 * C, sizeof out->grid / 2);
+    out->tail_right = memcmp(out->grid + R / 2 * C, sweep_want + R / 2 * C, sizeof out->grid / 2) == 0;
     out->faults_before_grid_read = faults ? faults() : 0;
-    out->grid_rc = hpl_array_read(ctx, last, got, sizeof got);
-    out->grid_right = memcmp(got, sweep_want, sizeof got) == 0;
+    out->grid_rc = hpl_array_read(ctx, last, out->grid, sizeof out->grid);
+    out->grid_right = memcmp(out->grid, sweep_want, sizeof out->grid) == 0;
     int rcs[] = {hpl_array_destroy(ctx, sums), hpl_array_destroy(ctx, g[0]), hpl_array_destroy(ctx, g[1]),
                  hpl_kernel_destroy(ctx, k), hpl_kernel_destroy(ctx, column)};
     for (size_t i = 0; i < sizeof rcs / sizeof rcs[0] && out->destroy_rc == HPL_OK; i++)

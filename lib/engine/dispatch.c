@@ -361,6 +361,17 @@ static int run_side_by_side(hpl_context *ctx, hpl__subkernel *s, const int *whic
     return rc;
 }
 
+/* Room for `count` argument blocks of each subkernel on its device, taken
+ * before any subkernel records: one refused allocation must not leave the
+ * eval run on some devices and not on others. */
+static int reserve_args(hpl__subkernel *s, int n, uint32_t count)
+{
+    int rc = HPL_OK;
+    for (int i = 0; rc == HPL_OK && i < n; i++)
+        rc = hpl__args_reserve(s[i].device, s[i].variant->reflection.args_size, count);
+    return rc;
+}
+
 /* Runs the subkernels of one eval. Independent ones (the usual case) are
  * all planned before any is submitted, so that what one device must send to
  * another (halos) is queued on it before its own kernel: the devices then
@@ -375,7 +386,8 @@ int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_ar
     int all[HPL__MAX_DEVICES];
     for (int i = 0; i < n; i++)
         all[i] = i;
-    return run_side_by_side(ctx, s, all, n, args, whole, false);
+    int rc = reserve_args(s, n, 1);
+    return rc == HPL_OK ? run_side_by_side(ctx, s, all, n, args, whole, false) : rc;
 }
 
 /* ---- halos first --------------------------------------------------------- */
@@ -415,6 +427,8 @@ int hpl__subkernels_run_halos_first(hpl_context *ctx, hpl__subkernel *s, int n, 
     hpl__phases ph[HPL__MAX_DEVICES];
     for (int i = 0; i < n; i++)
         hpl__halo_phases(s[i].offset[dim], s[i].offset[dim] + s[i].global[dim], i > 0, i < n - 1, w, &ph[i]);
-    int rc = phase_run(ctx, s, n, args, whole, ph, dim, 0);
+    int rc = reserve_args(s, n, 2); /* the bands' and the interiors' */
+    if (rc == HPL_OK)
+        rc = phase_run(ctx, s, n, args, whole, ph, dim, 0);
     return rc == HPL_OK ? phase_run(ctx, s, n, args, whole, ph, dim, 1) : rc;
 }

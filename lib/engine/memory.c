@@ -123,23 +123,40 @@ static int chunk_next(hpl__device *d)
     return HPL_OK;
 }
 
+/* The bytes an argument block of `size` takes in a chunk. */
+static VkDeviceSize block_bytes(const hpl__device *d, uint32_t size)
+{
+    VkDeviceSize align = d->props.limits.minUniformBufferOffsetAlignment;
+    if (align < 16)
+        align = 16;
+    return (size + align - 1) / align * align;
+}
+
+/* Makes the current chunk one with `need` bytes free. */
+static int chunk_room(hpl__device *d, VkDeviceSize need)
+{
+    hpl__arg_chunk *c = d->chunk_count ? &d->chunks[d->chunk_current] : NULL;
+    return !c || c->used + need > HPL__ARG_CHUNK_SIZE ? chunk_next(d) : HPL_OK;
+}
+
+int hpl__args_reserve(hpl__device *d, uint32_t size, uint32_t count)
+{
+    if (!size || size > HPL__ARG_RANGE || count > HPL__ARG_CHUNK_SIZE / HPL__ARG_RANGE)
+        return HPL_OK; /* nothing to hold, or hpl__args_alloc says why */
+    return chunk_room(d, block_bytes(d, size) * count);
+}
+
 int hpl__args_alloc(hpl__device *d, uint32_t size, hpl__arg_chunk **chunk, uint32_t *offset)
 {
     /* Reflection never makes a bigger block; a chunk could not hold one. */
     if (size > HPL__ARG_RANGE)
         return hpl__fail(HPL_ERROR_INTERNAL, "an argument block of %u bytes exceeds the %u-byte limit", size,
                          HPL__ARG_RANGE);
-    VkDeviceSize align = d->props.limits.minUniformBufferOffsetAlignment;
-    if (align < 16)
-        align = 16;
-    VkDeviceSize need = (size + align - 1) / align * align;
-    hpl__arg_chunk *c = d->chunk_count ? &d->chunks[d->chunk_current] : NULL;
-    if (!c || c->used + need > HPL__ARG_CHUNK_SIZE) {
-        int rc = chunk_next(d);
-        if (rc != HPL_OK)
-            return rc;
-        c = &d->chunks[d->chunk_current];
-    }
+    VkDeviceSize need = block_bytes(d, size);
+    int rc = chunk_room(d, need);
+    if (rc != HPL_OK)
+        return rc;
+    hpl__arg_chunk *c = &d->chunks[d->chunk_current];
     /* The caller stamps last_value after submitting; nothing else allocates
      * in between (the context is locked). */
     *offset = (uint32_t)c->used;
