@@ -870,7 +870,12 @@ typedef struct hpl_launch {
  * there first; later evals and host accesses wait only for what they need.
  * Arguments are checked against the kernel (count, kind, element type,
  * dimensions: HPL_ERROR_ARGUMENT_MISMATCH naming the argument); on any error
- * nothing runs and no array changes. launch may be NULL (all defaults). */
+ * nothing runs and no array changes, with one exception: an eval split over
+ * several devices that runs out of host memory while it records, or out of
+ * device memory between subkernels that must run one after the other
+ * (section 7b), may have run on some of its devices. The arrays it writes
+ * then hold unspecified values; every other array is as it was. launch may
+ * be NULL (all defaults). */
 HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args,
                      size_t nargs);
 

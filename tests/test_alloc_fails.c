@@ -76,7 +76,7 @@ static int sweep_run(const char *config, int refuse_at)
     int made0 = atomic_load(&made), refused0 = atomic_load(&refused);
     atomic_store(&let_through, refuse_at);
     sweep_result r;
-    sweep_workload(ctx, refusals, &r);
+    sweep_workload(ctx, (sweep_hooks){.faults = refusals}, &r);
     int finish_rc = hpl_finish(ctx);
     atomic_store(&let_through, -1);
     char what[192];

@@ -201,7 +201,7 @@ static int sweep_run(const char *config, bool validation, int delay, int refuse_
     int refused0 = atomic_load(&refused), passed0 = atomic_load(&passed);
     arm(refuse_at, delay, 0);
     sweep_result r;
-    sweep_workload(ctx, refusals, &r);
+    sweep_workload(ctx, (sweep_hooks){.faults = refusals}, &r);
     int finish_rc = hpl_finish(ctx);
     char what[256];
     snprintf(what, sizeof what, "%s, submission %d refused", config, refuse_at);

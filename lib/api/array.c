@@ -402,6 +402,19 @@ static int wait_array(hpl_context *ctx, hpl__array *root)
     return wait_retire(ctx, root, points, n);
 }
 
+/* Work that uses an array may be missing from its coherence state: an
+ * operation that failed halfway leaves behind the copies it had already
+ * recorded on other devices, which still run (access.c: hpl__op_release),
+ * and a device fails halfway through operations. Freeing then waits for
+ * everything. */
+static bool work_unrecorded(const hpl_context *ctx)
+{
+    for (int i = 0; i < ctx->device_count; i++)
+        if (__atomic_load_n(&ctx->devices[i].error, __ATOMIC_ACQUIRE))
+            return true;
+    return ctx->unrecorded_work;
+}
+
 /* Takes a and its subarrays out of the pool (recursively). */
 static void unregister_tree(hpl_context *ctx, hpl__array *a)
 {
@@ -433,7 +446,10 @@ void hpl__array_drop(hpl_context *ctx, hpl__array *a)
     /* Remove first: the wait releases the lock, and nobody may find the
      * array meanwhile. */
     unregister_tree(ctx, a);
-    wait_array(ctx, a);
+    if (work_unrecorded(ctx))
+        hpl__wait_idle(ctx);
+    else
+        wait_array(ctx, a);
     array_free(ctx, a);
 }
 

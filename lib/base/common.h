@@ -36,6 +36,10 @@ void hpl__log(const hpl__logger *logger, hpl_log_level level, const char *fmt, .
 
 /* Every host allocation of the library goes through these (one point for
  * fault injection). hpl__strdup(NULL) returns NULL. */
+/* Fault injection for the tests (unit_host_oom; neither the public API nor
+ * the environment reaches it): the host allocation this many from now
+ * (hpl__malloc, calloc, realloc) fails, once; < 0 (the default): none. */
+extern int hpl__fault_host_alloc;
 void *hpl__malloc(size_t size);
 void *hpl__calloc(size_t count, size_t size);
 void *hpl__realloc(void *p, size_t size);

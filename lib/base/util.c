@@ -8,19 +8,29 @@
 #include <string.h>
 #include <time.h>
 
+int hpl__fault_host_alloc = -1;
+
+/* Whether this allocation is the one hpl__fault_host_alloc counts down to. */
+static bool fault_now(void)
+{
+    if (__atomic_load_n(&hpl__fault_host_alloc, __ATOMIC_RELAXED) < 0)
+        return false;
+    return __atomic_sub_fetch(&hpl__fault_host_alloc, 1, __ATOMIC_RELAXED) == -1;
+}
+
 void *hpl__malloc(size_t size)
 {
-    return malloc(size ? size : 1);
+    return fault_now() ? NULL : malloc(size ? size : 1);
 }
 
 void *hpl__calloc(size_t count, size_t size)
 {
-    return calloc(count ? count : 1, size ? size : 1);
+    return fault_now() ? NULL : calloc(count ? count : 1, size ? size : 1);
 }
 
 void *hpl__realloc(void *p, size_t size)
 {
-    return realloc(p, size ? size : 1);
+    return fault_now() ? NULL : realloc(p, size ? size : 1);
 }
 
 void hpl__free(void *p)

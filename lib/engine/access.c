@@ -15,6 +15,7 @@ void hpl__op_join(hpl__op *op, hpl_context *ctx, int device)
     op->binding_count = 0;
     op->wait_count = 0;
     op->pushes = false;
+    op->prepared = op->submitted = false;
 }
 
 void hpl__op_init(hpl__op *op, hpl_context *ctx, int device)
@@ -218,6 +219,7 @@ static int prepare_binding(hpl__op *op, hpl__binding *b)
 
 int hpl__op_prepare(hpl__op *op)
 {
+    op->prepared = true;
     int rc = HPL_OK;
     for (int i = 0; rc == HPL_OK && i < op->binding_count; i++)
         rc = prepare_binding(op, &op->bindings[i]);
@@ -382,6 +384,7 @@ int hpl__op_submit(hpl__op *op, hpl__point *at)
     int rc = pushes ? hpl__batch_end_now(op->ctx, op->device, at) : hpl__batch_end(op->ctx, op->device, at);
     if (rc != HPL_OK)
         return rc;
+    op->submitted = true;
     bool ok = true;
     for (int i = 0; i < op->binding_count; i++)
         ok = commit_binding(op->ctx, &op->bindings[i], *at) && ok;
@@ -390,6 +393,11 @@ int hpl__op_submit(hpl__op *op, hpl__point *at)
 
 void hpl__op_release(hpl__op *op)
 {
+    /* Failed after its copies from other devices were recorded there: they
+     * will run, and no array's coherence state knows (array.c waits for
+     * everything before it frees one). */
+    if (op->prepared && !op->submitted)
+        op->ctx->unrecorded_work = true;
     for (int i = 0; i < op->binding_count; i++) {
         hpl__binding *b = &op->bindings[i];
         hpl__transfer_plan_free(&b->plan);

@@ -37,6 +37,7 @@ typedef struct hpl__op {
     hpl__point waits[HPL__MAX_TIMELINES];
     int wait_count;
     bool pushes; /* an eval's kernel on one of several devices: learns and pushes (push.h) */
+    bool prepared, submitted; /* hpl__op_release: copies recorded that no coherence state knows */
 } hpl__op;
 
 /* Starts an operation: the buffers it binds stay pinned (not evicted) until

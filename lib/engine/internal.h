@@ -353,6 +353,7 @@ struct hpl_context {
     hpl__pool kernels; /* of hpl__kernel */
     hpl__progress *progress;
     int deferred_error; /* first asynchronous error since the last hpl_finish */
+    bool unrecorded_work; /* an operation failed halfway (hpl__op_release) since the last idle wait */
     struct hpl__kernel *fill_kernel; /* shaders/fill.comp, made on first use */
     struct hpl__kernel *reduce_kernels[HPL_TYPE_COUNT_]; /* shaders/reduce.comp per type */
     struct hpl_plan *plans; /* execution plans not destroyed yet (plan.c) */

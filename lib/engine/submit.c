@@ -594,6 +594,7 @@ int hpl__wait_idle(hpl_context *ctx)
 {
     hpl__point points[HPL__MAX_TIMELINES] = {0};
     int n = 0, rc = HPL_OK;
+    ctx->unrecorded_work = false; /* (set again by whatever fails meanwhile) */
     for (int i = 0; i < ctx->device_count; i++) {
         int r = hpl__batch_flush(&ctx->devices[i]);
         rc = rc == HPL_OK ? r : rc;

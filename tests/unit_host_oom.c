@@ -1,0 +1,77 @@
+/* Each host allocation of the library during sweep.h's two-device workload
+ * refused in turn (lib/base/util.c: hpl__fault_host_alloc), with and
+ * without submit threads and a transfer lane: every call returns success
+ * or HPL_ERROR_OUT_OF_HOST_MEMORY, nothing hangs, crashes, leaks (the ASan
+ * build) or trips validation, and a read that succeeds where every call
+ * before it did returns the host's values. Not checked: that a step that
+ * failed changed no array. Out of host memory while a split eval records
+ * may leave it run on some of its devices (hplvk.h, hpl_eval), and does
+ * here (a command ring growing, a coherence record). (A unit test: it
+ * reaches the library's internal fault hook.) */
+#include "common.h"
+#include "harness.h"
+#include "sweep.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The countdown the next run starts from. */
+static int start;
+
+static void arm(void)
+{
+    __atomic_store_n(&hpl__fault_host_alloc, start, __ATOMIC_RELAXED);
+}
+
+/* Allocations made since arm(). */
+static int used_since(int start)
+{
+    int left = __atomic_load_n(&hpl__fault_host_alloc, __ATOMIC_RELAXED);
+    return left < 0 ? start + 1 : start - left;
+}
+
+/* One run, the allocation `refuse_at` on refused (< 0: none); returns the
+ * number of allocations it made. */
+static int sweep_run(const char *config, int refuse_at)
+{
+    hpl_context *ctx = th_context_desc(
+        &(hpl_context_desc){.devices = th_devices("cpu:2"), .zero_copy = HPL_ZERO_COPY_OFF});
+    start = refuse_at < 0 ? 1 << 30 : refuse_at;
+    sweep_result r;
+    sweep_workload(ctx, (sweep_hooks){.arm = arm}, &r);
+    int finish_rc = hpl_finish(ctx);
+    int used = used_since(start);
+    __atomic_store_n(&hpl__fault_host_alloc, -1, __ATOMIC_RELAXED);
+    char what[160];
+    snprintf(what, sizeof what, "%s, allocation %d refused", config, refuse_at);
+    static const int allowed[] = {HPL_ERROR_OUT_OF_HOST_MEMORY, 0};
+    sweep_check(what, &r, allowed);
+    CHECK(sweep_rc_allowed(finish_rc, allowed), "%s: hpl_finish returned %s", what, hpl_error_string(finish_rc));
+    hpl_context_destroy(ctx);
+    return used;
+}
+
+static void sweep(const char *thread, const char *lane)
+{
+    char config[96];
+    snprintf(config, sizeof config, "HPLVK_SUBMIT_THREAD=%s HPLVK_TRANSFER_LANE=%s", thread, lane);
+    setenv("HPLVK_SUBMIT_THREAD", thread, 1);
+    setenv("HPLVK_TRANSFER_LANE", lane, 1);
+    int total = sweep_run(config, -1);
+    th_note("%s: every one of %d host allocations refused in turn", config, total);
+    CHECK(total > 0, "%s: the workload allocated no host memory", config);
+    for (int at = 0; at < total; at++)
+        sweep_run(config, at);
+    unsetenv("HPLVK_SUBMIT_THREAD");
+    unsetenv("HPLVK_TRANSFER_LANE");
+}
+
+int main(void)
+{
+    sweep_reference();
+    sweep("0", "off");
+    sweep("0", "shared");
+    sweep("1", "off");
+    sweep("1", "shared");
+    return th_finish(NULL);
+}
