@@ -260,12 +260,12 @@ static void stand_in(hpl__submitter *t, const hpl__submission *s, VkResult r)
     /* The caller holds the batch lock: these are the last values submitted. */
     __atomic_store_n(&t->queued, d->submitted, __ATOMIC_RELEASE);
     t->lane_queued = d->xfer.submitted;
-    if (!t->threaded && pthread_create(&t->thread, NULL, run, t) == 0)
-        __atomic_store_n(&t->threaded, true, __ATOMIC_RELEASE);
-    if (t->threaded)
-        enqueue(t, s);
-    else
+    if (pthread_create(&t->thread, NULL, run, t) != 0) {
         release(t, s); /* no thread to be had: here, at a risk of waiting long */
+        return;
+    }
+    __atomic_store_n(&t->threaded, true, __ATOMIC_RELEASE);
+    enqueue(t, s);
 }
 
 VkResult hpl__submit(hpl__device *d, const hpl__submission *s)
