@@ -20,7 +20,12 @@
 
 #include "harness.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { SWEEP_ROWS = 48, SWEEP_COLS = 16, SWEEP_STEPS = 4 };
@@ -59,7 +64,7 @@ static uint32_t sweep_start[SWEEP_ROWS * SWEEP_COLS], sweep_want[SWEEP_ROWS * SW
 /* The final grid and sums on the host, the steps in `skipped` (bit s:
  * step s) left out: each step writes the other grid from this one, so a
  * step that changed nothing leaves the other grid as it was. */
-static void sweep_expected(unsigned skipped, uint32_t *grid, uint32_t *sums)
+static inline void sweep_expected(unsigned skipped, uint32_t *grid, uint32_t *sums)
 {
     enum { R = SWEEP_ROWS, C = SWEEP_COLS };
     static uint32_t g[2][R * C];
@@ -82,7 +87,7 @@ static void sweep_expected(unsigned skipped, uint32_t *grid, uint32_t *sums)
             sums[c] = sums[c] * 31u + grid[r * C + c];
 }
 
-static void sweep_reference(void)
+static inline void sweep_reference(void)
 {
     for (uint32_t i = 0; i < SWEEP_ROWS * SWEEP_COLS; i++)
         sweep_start[i] = i * 2654435761u;
@@ -97,7 +102,7 @@ typedef struct sweep_hooks {
 } sweep_hooks;
 
 /* Runs the workload in ctx (two devices); ctx is left to the caller. */
-static void sweep_workload(hpl_context *ctx, sweep_hooks hooks, sweep_result *out)
+static inline void sweep_workload(hpl_context *ctx, sweep_hooks hooks, sweep_result *out)
 {
     enum { R = SWEEP_ROWS, C = SWEEP_COLS };
     *out = (sweep_result){0};
@@ -133,7 +138,7 @@ static void sweep_workload(hpl_context *ctx, sweep_hooks hooks, sweep_result *ou
 }
 
 /* rc is success or one of the `allowed` errors (a 0-terminated list). */
-static bool sweep_rc_allowed(int rc, const int *allowed)
+static inline bool sweep_rc_allowed(int rc, const int *allowed)
 {
     for (; rc != HPL_OK && *allowed; allowed++)
         if (rc == *allowed)
@@ -141,7 +146,7 @@ static bool sweep_rc_allowed(int rc, const int *allowed)
     return rc == HPL_OK;
 }
 
-static void sweep_check(const char *what, const sweep_result *r, const int *allowed)
+static inline void sweep_check(const char *what, const sweep_result *r, const int *allowed)
 {
     const struct {
         const char *name;
@@ -159,6 +164,67 @@ static void sweep_check(const char *what, const sweep_result *r, const int *allo
     CHECK(!before || r->tail_rc != HPL_OK || r->tail_right, "%s: the second device's rows read as computed are wrong",
           what);
     CHECK(!before || r->grid_rc != HPL_OK || r->grid_right, "%s: the grid read as computed is wrong", what);
+}
+
+/* No run may hang: sweep_watchdog fails the test (and exits) when no run
+ * has called sweep_run_ended for 20 s, until sweep_watchdog_stop. */
+static atomic_bool sweep_done;
+static atomic_int sweep_runs_ended;
+static pthread_t sweep_dog;
+
+static inline void sweep_run_ended(void)
+{
+    atomic_fetch_add(&sweep_runs_ended, 1);
+}
+
+static inline void *sweep_watchdog(void *arg)
+{
+    (void)arg;
+    int seen = -1, still = 0;
+    while (!atomic_load(&sweep_done)) {
+        usleep(100000);
+        int now = atomic_load(&sweep_runs_ended);
+        still = now == seen ? still + 1 : 0;
+        seen = now;
+        if (still == 200) {
+            fprintf(stderr, "FAIL: a run of the fault sweep still hangs after 20 s\n");
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
+static inline void sweep_watchdog_start(void)
+{
+    pthread_create(&sweep_dog, NULL, sweep_watchdog, NULL);
+}
+
+static inline void sweep_watchdog_stop(void)
+{
+    atomic_store(&sweep_done, true);
+    pthread_join(sweep_dog, NULL);
+}
+
+/* Runs `run(config, at)` with nothing refused (at < 0), which returns how
+ * many of the faulted calls the workload made, then with each of them
+ * refused in turn; with and without submit threads and a transfer lane. */
+static inline void sweep_each(const char *calls, int (*run)(const char *config, int at))
+{
+    static const char *const settings[][2] = {{"0", "off"}, {"0", "shared"}, {"1", "off"}, {"1", "shared"}};
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        char config[96];
+        snprintf(config, sizeof config, "HPLVK_SUBMIT_THREAD=%s HPLVK_TRANSFER_LANE=%s", settings[i][0],
+                 settings[i][1]);
+        setenv("HPLVK_SUBMIT_THREAD", settings[i][0], 1);
+        setenv("HPLVK_TRANSFER_LANE", settings[i][1], 1);
+        int total = run(config, -1);
+        th_note("%s: every one of %d %s refused in turn", config, total, calls);
+        CHECK(total > 0, "%s: the workload made no %s", config, calls);
+        for (int at = 0; at < total; at++)
+            run(config, at);
+    }
+    unsetenv("HPLVK_SUBMIT_THREAD");
+    unsetenv("HPLVK_TRANSFER_LANE");
 }
 
 #endif

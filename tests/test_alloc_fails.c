@@ -14,8 +14,6 @@
 #include "sweep.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
-#include <unistd.h>
 #include <vulkan/vulkan.h>
 
 #include <stdatomic.h>
@@ -45,26 +43,6 @@ VKAPI_ATTR VkResult VKAPI_CALL vkAllocateMemory(VkDevice device, const VkMemoryA
 static int refusals(void)
 {
     return atomic_load(&refused);
-}
-
-/* No run may hang: fails the test when none has ended for 20 s. */
-static atomic_bool done;
-static atomic_int runs_ended;
-static void *watchdog(void *arg)
-{
-    (void)arg;
-    int seen = -1, still = 0;
-    while (!atomic_load(&done)) {
-        usleep(100000);
-        int now = atomic_load(&runs_ended);
-        still = now == seen ? still + 1 : 0;
-        seen = now;
-        if (still == 200) {
-            fprintf(stderr, "FAIL: a run after a refused allocation still hangs after 20 s\n");
-            _exit(1);
-        }
-    }
-    return NULL;
 }
 
 /* One run, the allocation `refuse_at` on refused (< 0: none); returns the
@@ -104,35 +82,15 @@ static int sweep_run(const char *config, int refuse_at)
               "%s: nothing refused, yet %s, %s, %s, %s", what, hpl_error_string(r.steps_rc),
               hpl_error_string(r.column_rc), hpl_error_string(r.grid_rc), hpl_error_string(finish_rc));
     hpl_context_destroy(ctx);
-    atomic_fetch_add(&runs_ended, 1);
+    sweep_run_ended();
     return atomic_load(&made) - made0 + (atomic_load(&refused) - refused0);
-}
-
-static void sweep(const char *thread, const char *lane)
-{
-    char config[96];
-    snprintf(config, sizeof config, "HPLVK_SUBMIT_THREAD=%s HPLVK_TRANSFER_LANE=%s", thread, lane);
-    setenv("HPLVK_SUBMIT_THREAD", thread, 1);
-    setenv("HPLVK_TRANSFER_LANE", lane, 1);
-    int total = sweep_run(config, -1);
-    th_note("%s: every one of %d allocations refused in turn", config, total);
-    CHECK(total > 0, "%s: the workload allocated no device memory", config);
-    for (int at = 0; at < total; at++)
-        sweep_run(config, at);
-    unsetenv("HPLVK_SUBMIT_THREAD");
-    unsetenv("HPLVK_TRANSFER_LANE");
 }
 
 int main(void)
 {
-    pthread_t dog;
-    pthread_create(&dog, NULL, watchdog, NULL);
+    sweep_watchdog_start();
     sweep_reference();
-    sweep("0", "off");
-    sweep("0", "shared");
-    sweep("1", "off");
-    sweep("1", "shared");
-    atomic_store(&done, true);
-    pthread_join(dog, NULL);
+    sweep_each("device allocations", sweep_run);
+    sweep_watchdog_stop();
     return th_finish(NULL);
 }

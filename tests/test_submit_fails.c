@@ -122,27 +122,6 @@ static int run_steps(hpl_context *ctx, hpl_kernel k, hpl_array x)
     return HPL_OK;
 }
 
-/* No run may hang: the watchdog fails the test (and exits) when no run
- * has ended for 20 s. */
-static atomic_bool done;
-static atomic_int runs_ended;
-static void *watchdog(void *arg)
-{
-    (void)arg;
-    int seen = -1, still = 0;
-    while (!atomic_load(&done)) {
-        usleep(100000);
-        int now = atomic_load(&runs_ended);
-        still = now == seen ? still + 1 : 0;
-        seen = now;
-        if (still == 200) {
-            fprintf(stderr, "FAIL: a run after a refused submission still hangs after 20 s\n");
-            _exit(1);
-        }
-    }
-    return NULL;
-}
-
 /* 1 and 2: a refusal `after` submissions from the first step on, the
  * submissions let through after it each `slow` ms late. */
 static void refusal(const char *what, bool validation, int after, int delay, int slow)
@@ -182,7 +161,7 @@ static void refusal(const char *what, bool validation, int after, int delay, int
     CHECK_OK(hpl_kernel_destroy(ctx, k));
     hpl_context_destroy(ctx);
     arm(-1, 0, 0);
-    atomic_fetch_add(&runs_ended, 1);
+    sweep_run_ended();
 }
 
 /* 4. Each submission of sweep.h's workload refused in turn. A refusal in
@@ -217,7 +196,7 @@ static int sweep_run(const char *config, bool validation, int delay, int refuse_
         CHECK(finish_rc != HPL_OK, "%s: hpl_finish reported nothing", what);
     hpl_context_destroy(ctx);
     arm(-1, 0, 0);
-    atomic_fetch_add(&runs_ended, 1);
+    sweep_run_ended();
     return atomic_load(&passed) - passed0 + (atomic_load(&refused) - refused0);
 }
 
@@ -261,8 +240,7 @@ static void still_works(void)
 
 int main(void)
 {
-    pthread_t dog;
-    pthread_create(&dog, NULL, watchdog, NULL);
+    sweep_watchdog_start();
     setenv("HPLVK_SUBMIT_THREAD", "1", 1);
     refusal("submit thread: the second submission refused", true, 1, 0, 0);
     refusal("submit thread: the second refused, the other device's next ones 20 ms late each", true, 1, 0, 20);
@@ -295,7 +273,6 @@ int main(void)
     sweep("1", "off", "queues", false, 30);
     unsetenv("HPLVK_SUBMIT_THREAD");
     still_works();
-    atomic_store(&done, true);
-    pthread_join(dog, NULL);
+    sweep_watchdog_stop();
     return th_finish(NULL);
 }

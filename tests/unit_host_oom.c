@@ -48,30 +48,15 @@ static int sweep_run(const char *config, int refuse_at)
     sweep_check(what, &r, allowed);
     CHECK(sweep_rc_allowed(finish_rc, allowed), "%s: hpl_finish returned %s", what, hpl_error_string(finish_rc));
     hpl_context_destroy(ctx);
+    sweep_run_ended();
     return used;
-}
-
-static void sweep(const char *thread, const char *lane)
-{
-    char config[96];
-    snprintf(config, sizeof config, "HPLVK_SUBMIT_THREAD=%s HPLVK_TRANSFER_LANE=%s", thread, lane);
-    setenv("HPLVK_SUBMIT_THREAD", thread, 1);
-    setenv("HPLVK_TRANSFER_LANE", lane, 1);
-    int total = sweep_run(config, -1);
-    th_note("%s: every one of %d host allocations refused in turn", config, total);
-    CHECK(total > 0, "%s: the workload allocated no host memory", config);
-    for (int at = 0; at < total; at++)
-        sweep_run(config, at);
-    unsetenv("HPLVK_SUBMIT_THREAD");
-    unsetenv("HPLVK_TRANSFER_LANE");
 }
 
 int main(void)
 {
+    sweep_watchdog_start();
     sweep_reference();
-    sweep("0", "off");
-    sweep("0", "shared");
-    sweep("1", "off");
-    sweep("1", "shared");
+    sweep_each("host allocations", sweep_run);
+    sweep_watchdog_stop();
     return th_finish(NULL);
 }
