@@ -389,6 +389,14 @@ static inline int hpl__context_take_error(hpl_context *ctx)
     return __atomic_exchange_n(&ctx->deferred_error, HPL_OK, __ATOMIC_ACQ_REL);
 }
 
+/* Marks d failed for good (sticky; every failure path of a device goes
+ * through here). Release order: a value signalled from the host after it
+ * is seen with the error (submitter.c). */
+static inline void hpl__device_fail(hpl__device *d, int code)
+{
+    __atomic_store_n(&d->error, code, __ATOMIC_RELEASE);
+}
+
 /* Marks d failed (if it is not yet) because work it waits for on device
  * `cause` failed: its own work would compute from what never ran. The
  * error is stored last: whoever sees it sees the cause. */
@@ -397,7 +405,7 @@ static inline void hpl__device_fail_after(hpl__device *d, const hpl__device *cau
     if (d == cause || __atomic_load_n(&d->error, __ATOMIC_ACQUIRE))
         return;
     d->failed_after = cause->index + 1;
-    __atomic_store_n(&d->error, HPL_ERROR_DEVICE_LOST, __ATOMIC_RELEASE);
+    hpl__device_fail(d, HPL_ERROR_DEVICE_LOST);
 }
 
 /* vk.c */

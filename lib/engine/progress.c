@@ -228,7 +228,7 @@ static void block_on(hpl__progress *p, int timeline, uint64_t value, uint64_t ti
                               .pValues = &value};
     VkResult r = vkWaitSemaphores(d->device, &wi, timeout_ns);
     if (r != VK_SUCCESS && r != VK_TIMEOUT)
-        d->error = r == VK_ERROR_DEVICE_LOST ? HPL_ERROR_DEVICE_LOST : HPL_ERROR_VULKAN; /* serve records it */
+        hpl__device_fail(d, r == VK_ERROR_DEVICE_LOST ? HPL_ERROR_DEVICE_LOST : HPL_ERROR_VULKAN); /* serve records it */
     pthread_mutex_lock(&p->lock);
 }
 

@@ -215,7 +215,7 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
     VkResult r = vkEndCommandBuffer(cmd->cb);
     if (r != VK_SUCCESS) {
         cmd->value = 0;
-        d->error = HPL_ERROR_VULKAN;
+        hpl__device_fail(d, HPL_ERROR_VULKAN);
         return hpl__vk_error(r, "vkEndCommandBuffer");
     }
     /* Refused, the operations recorded in it never run, the device is
@@ -507,7 +507,7 @@ static int wait_point(hpl_context *ctx, hpl__point p)
     if (r == VK_SUCCESS)
         return HPL_OK;
     if (r == VK_ERROR_DEVICE_LOST)
-        d->error = HPL_ERROR_DEVICE_LOST;
+        hpl__device_fail(d, HPL_ERROR_DEVICE_LOST);
     if (d->failed_after) {
         char cause[160];
         return hpl__fail(HPL_ERROR_DEVICE_LOST, "device %s: its work since did not run%s", d->info.name,

@@ -162,7 +162,7 @@ static void perform(hpl__submitter *t, const hpl__submission *s)
             return;
         }
         __atomic_store_n(&t->failure, r, __ATOMIC_RELEASE);
-        __atomic_store_n(&d->error, HPL_ERROR_DEVICE_LOST, __ATOMIC_RELEASE);
+        hpl__device_fail(d, HPL_ERROR_DEVICE_LOST);
     }
     release(t, s);
 }
@@ -256,7 +256,7 @@ static void stand_in(hpl__submitter *t, const hpl__submission *s, VkResult r)
 {
     hpl__device *d = t->d;
     __atomic_store_n(&t->failure, r, __ATOMIC_RELEASE);
-    __atomic_store_n(&d->error, HPL_ERROR_DEVICE_LOST, __ATOMIC_RELEASE);
+    hpl__device_fail(d, HPL_ERROR_DEVICE_LOST);
     /* The caller holds the batch lock: these are the last values submitted. */
     __atomic_store_n(&t->queued, d->submitted, __ATOMIC_RELEASE);
     t->lane_queued = d->xfer.submitted;
