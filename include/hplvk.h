@@ -870,12 +870,15 @@ typedef struct hpl_launch {
  * there first; later evals and host accesses wait only for what they need.
  * Arguments are checked against the kernel (count, kind, element type,
  * dimensions: HPL_ERROR_ARGUMENT_MISMATCH naming the argument); on any error
- * nothing runs and no array changes, with one exception: an eval split over
- * several devices that runs out of host memory while it records, or out of
- * device memory between subkernels that must run one after the other
- * (section 7b), may have run on some of its devices. The arrays it writes
- * then hold unspecified values; every other array is as it was. launch may
- * be NULL (all defaults). */
+ * nothing runs and no array changes: an eval split over several devices
+ * takes the memory all of its subkernels record with before the first
+ * records. Two exceptions: subkernels that must run one after the other
+ * (section 7b) and run out of host or device memory between them may leave
+ * the eval run on some of its devices; and running out of host memory while
+ * noting what a submitted kernel wrote (only where an array's valid parts
+ * are more than a few boxes) leaves that array unknown. The arrays the eval
+ * writes then hold unspecified values; every other array is as it was.
+ * launch may be NULL (all defaults). */
 HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args,
                      size_t nargs);
 
@@ -974,8 +977,9 @@ HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *laun
  * argument's overlap away from i. A kernel that breaks it gets undefined
  * results. Each range runs as a subkernel of its own (hpl_subkernel_offset
  * and hpl_subkernel_size give its rows; hpl_global_id is unchanged), and
- * is a kernel of its own in the trace. A part of at most 2w rows (w at an
- * edge) runs whole. Evals that must run in device order (one subkernel
+ * is a kernel of its own in the trace. The bands' submission also brings
+ * in what the interior reads, so nothing the interior needs can fail once
+ * the bands ran. A part of at most 2w rows (w at an edge) runs whole. Evals that must run in device order (one subkernel
  * writes what another touches) run as without it.
  *
  * After an annotated eval, each part is a subarray (with the part's owned

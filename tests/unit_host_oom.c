@@ -2,12 +2,13 @@
  * refused in turn (lib/base/util.c: hpl__fault_host_alloc), with and
  * without submit threads and a transfer lane: every call returns success
  * or HPL_ERROR_OUT_OF_HOST_MEMORY, nothing hangs, crashes, leaks (the ASan
- * build) or trips validation, and a read that succeeds where every call
- * before it did returns the host's values. Not checked: that a step that
- * failed changed no array. Out of host memory while a split eval records
- * may leave it run on some of its devices (hplvk.h, hpl_eval), and does
- * here (a command ring growing, a coherence record). (A unit test: it
- * reaches the library's internal fault hook.) */
+ * build) or trips validation, a read that succeeds where every call
+ * before it did returns the host's values, and a step that failed changed
+ * no array (an eval split over devices takes what its subkernels record
+ * with before the first records: command buffers, cross-device waits,
+ * argument blocks; a halos-first eval's interiors find everything in place
+ * after their bands ran). (A unit test: it reaches the library's internal
+ * fault hook.) */
 #include "common.h"
 #include "harness.h"
 #include "sweep.h"
@@ -46,6 +47,7 @@ static int sweep_run(const char *config, int refuse_at)
     snprintf(what, sizeof what, "%s, allocation %d refused", config, refuse_at);
     static const int allowed[] = {HPL_ERROR_OUT_OF_HOST_MEMORY, 0};
     sweep_check(what, &r, allowed);
+    sweep_check_unchanged(what, &r);
     CHECK(sweep_rc_allowed(finish_rc, allowed), "%s: hpl_finish returned %s", what, hpl_error_string(finish_rc));
     hpl_context_destroy(ctx);
     sweep_run_ended();

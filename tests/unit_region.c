@@ -330,6 +330,8 @@ static void random_sequence(const grid *g, int steps, rstats *st)
         check_queries(g, &pool[i], model[i]);
         check_box_ops(g);
         CHECK(hpl__region_equal(&pool[i], &pool[j]) == (model[i] == model[j]), "equal(pool)");
+        CHECK(hpl__region_contains(&pool[i], &pool[j]) == ((model[j] & ~model[i]) == 0), "contains(pool)");
+        CHECK(hpl__region_contains(&pool[j], &pool[i]) == ((model[i] & ~model[j]) == 0), "contains(pool), reversed");
         region_from_model(g, model[i], &other);
         CHECK(hpl__region_equal(&pool[i], &other), "equal(rebuilt cell by cell)");
         CHECK(hpl__region_equal(&other, &pool[i]), "equal(rebuilt), reversed");

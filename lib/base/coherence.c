@@ -151,6 +151,11 @@ static int source_order(const hpl__coherence *c, int mem, int *order)
 bool hpl__coherence_plan_read(const hpl__coherence *c, int mem, const hpl__region *region, hpl__transfer_plan *plan)
 {
     hpl__transfer_plan_free(plan);
+    /* The usual case in a loop: nothing is missing, and nothing is
+     * allocated (a halos-first eval's interiors plan this way after their
+     * bands were submitted). */
+    if (hpl__region_contains(&c->mem[mem].valid, region))
+        return true;
     /* The common case (a few memories) allocates nothing here. */
     int few[HPL__FEW_MEMORIES];
     int *order = c->count <= HPL__FEW_MEMORIES ? few : hpl__malloc((size_t)c->count * sizeof *order);

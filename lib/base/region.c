@@ -692,6 +692,15 @@ bool hpl__region_contains_box(const hpl__region *r, const hpl__box *b)
     return boxes_cover(v, r->count, b);
 }
 
+bool hpl__region_contains(const hpl__region *r, const hpl__region *s)
+{
+    const hpl__box *v = region_boxes(s);
+    for (uint32_t k = 0; k < s->count; k++)
+        if (!hpl__region_contains_box(r, &v[k]))
+            return false;
+    return true;
+}
+
 bool hpl__region_intersects_box(const hpl__region *r, const hpl__box *b)
 {
     const hpl__box *v = region_boxes(r);

@@ -50,6 +50,7 @@ bool hpl__region_intersect(hpl__region *r, const hpl__region *s);   /* r &= s */
 bool hpl__region_empty(const hpl__region *r);
 uint64_t hpl__region_volume(const hpl__region *r);
 bool hpl__region_contains_box(const hpl__region *r, const hpl__box *b); /* b subset of r */
+bool hpl__region_contains(const hpl__region *r, const hpl__region *s);  /* s subset of r; allocates nothing */
 bool hpl__region_intersects_box(const hpl__region *r, const hpl__box *b);
 bool hpl__region_equal(const hpl__region *a, const hpl__region *b);     /* same point set */
 

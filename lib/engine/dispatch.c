@@ -197,6 +197,8 @@ static int view_bind(hpl__subkernel *s, const hpl_arg *arg, int i)
     if (!s->row_ranges || !v->is_part)
         return hpl__op_bind(&s->op, &v->at, access, &v->slot);
     int rc = HPL_OK;
+    if (s->reads_whole_part && (access & HPL_READ))
+        rc = hpl__op_bind(&s->op, &v->at, HPL_READ, &v->slot);
     for (int k = 0; rc == HPL_OK && k < s->row_ranges; k++) {
         hpl__view t = phase_touch(v, arg->part.dim, s->rows[k], (uint64_t)arg->part.overlap);
         rc = hpl__op_bind_within(&s->op, &v->at, &t, access, &v->slot);
@@ -336,11 +338,27 @@ static int run_in_order(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_ar
     return rc;
 }
 
+/* Room for `count` operations of each of the subkernels s[which[0 .. m - 1]]
+ * on its device (argument blocks, command buffers, cross-device waits),
+ * taken after they were planned and before any records: one refused
+ * allocation must not leave the eval run on some devices and not on
+ * others. */
+static int reserve(hpl_context *ctx, hpl__subkernel *s, const int *which, int m, uint32_t count)
+{
+    int rc = HPL_OK;
+    for (int k = 0; rc == HPL_OK && k < m; k++)
+        rc = hpl__args_reserve(s[which[k]].device, s[which[k]].variant->reflection.args_size, count);
+    for (int k = 0; rc == HPL_OK && k < m; k++)
+        rc = hpl__device_reserve(ctx, s[which[k]].device, count);
+    return rc;
+}
+
 /* Runs subkernels s[which[0 .. m - 1]] side by side as the operations of one
- * eval: all planned before any is submitted. join: they continue operations
- * begun before (their buffers stay pinned together). */
+ * eval: all planned before any is submitted, with room for `ops` operations
+ * each (reserve) taken in between. join: they continue operations begun
+ * before (their buffers stay pinned together). */
 static int run_side_by_side(hpl_context *ctx, hpl__subkernel *s, const int *which, int m, const hpl_arg *args,
-                            const uint64_t whole[3], bool join)
+                            const uint64_t whole[3], bool join, uint32_t ops)
 {
     for (int k = 0; k < m; k++) {
         if (k == 0 && !join)
@@ -354,21 +372,12 @@ static int run_side_by_side(hpl_context *ctx, hpl__subkernel *s, const int *whic
         rc = subkernel_bind(&s[which[k]], args);
     for (int k = 0; rc == HPL_OK && k < m; k++)
         rc = hpl__op_prepare(&s[which[k]].op);
+    if (rc == HPL_OK && ops)
+        rc = reserve(ctx, s, which, m, ops);
     for (int k = 0; rc == HPL_OK && k < m; k++)
         rc = subkernel_submit(&s[which[k]], args, whole);
     for (int k = 0; k < m; k++)
         hpl__op_release(&s[which[k]].op);
-    return rc;
-}
-
-/* Room for `count` argument blocks of each subkernel on its device, taken
- * before any subkernel records: one refused allocation must not leave the
- * eval run on some devices and not on others. */
-static int reserve_args(hpl__subkernel *s, int n, uint32_t count)
-{
-    int rc = HPL_OK;
-    for (int i = 0; rc == HPL_OK && i < n; i++)
-        rc = hpl__args_reserve(s[i].device, s[i].variant->reflection.args_size, count);
     return rc;
 }
 
@@ -386,8 +395,7 @@ int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_ar
     int all[HPL__MAX_DEVICES];
     for (int i = 0; i < n; i++)
         all[i] = i;
-    int rc = reserve_args(s, n, 1);
-    return rc == HPL_OK ? run_side_by_side(ctx, s, all, n, args, whole, false) : rc;
+    return run_side_by_side(ctx, s, all, n, args, whole, false, 1);
 }
 
 /* ---- halos first --------------------------------------------------------- */
@@ -405,12 +413,16 @@ static int phase_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *
             continue;
         s[i].row_ranges = ph[i].count[phase];
         s[i].rows_dim = dim;
+        s[i].reads_whole_part = phase == 0;
         memcpy(s[i].rows, ph[i].range[phase], sizeof s[i].rows);
         ran[m++] = i;
     }
-    int rc = run_side_by_side(ctx, s, ran, m, args, whole, phase > 0);
+    /* Every device runs a band (hpl__halo_phases): room for its interior
+     * too is taken before the first band records. */
+    int rc = run_side_by_side(ctx, s, ran, m, args, whole, phase > 0, phase == 0 ? 2 : 0);
     for (int k = 0; k < m; k++) {
         s[ran[k]].row_ranges = 0;
+        s[ran[k]].reads_whole_part = false;
         int flushed = hpl__batch_flush(s[ran[k]].device);
         rc = rc == HPL_OK ? flushed : rc;
     }
@@ -427,8 +439,6 @@ int hpl__subkernels_run_halos_first(hpl_context *ctx, hpl__subkernel *s, int n, 
     hpl__phases ph[HPL__MAX_DEVICES];
     for (int i = 0; i < n; i++)
         hpl__halo_phases(s[i].offset[dim], s[i].offset[dim] + s[i].global[dim], i > 0, i < n - 1, w, &ph[i]);
-    int rc = reserve_args(s, n, 2); /* the bands' and the interiors' */
-    if (rc == HPL_OK)
-        rc = phase_run(ctx, s, n, args, whole, ph, dim, 0);
+    int rc = phase_run(ctx, s, n, args, whole, ph, dim, 0);
     return rc == HPL_OK ? phase_run(ctx, s, n, args, whole, ph, dim, 1) : rc;
 }

@@ -16,14 +16,17 @@
 
 typedef struct hpl__cmd {
     VkCommandBuffer cb;
-    uint64_t value; /* timeline value of its last submission; 0: never submitted */
+    uint64_t value;  /* timeline value of its last submission; 0: never submitted */
+    bool owns_block; /* the first of the block it was allocated in (freed with it) */
 } hpl__cmd;
 
 /* Command buffers of one queue, reused once their timeline value is
- * reached: cmds[next] is the oldest. */
+ * reached: cmds[next] is the oldest. Each hpl__cmd stays where it was
+ * made (cmds holds pointers): growing the ring moves none, so an open
+ * batch's survives a reservation. */
 typedef struct hpl__ring {
     VkCommandPool pool;
-    hpl__cmd *cmds;
+    hpl__cmd **cmds;
     uint32_t count, next;
 } hpl__ring;
 
@@ -511,7 +514,15 @@ int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *w
 /* A free command buffer of ring (of VkDevice dev; `done`: the timeline
  * value its queue reached), begun. */
 int hpl__ring_begin(VkDevice dev, hpl__ring *ring, uint64_t done, hpl__cmd **out);
+/* Makes sure the next n hpl__ring_begin calls (with `done` or later) find a
+ * free command buffer without growing the ring (n <= 256). */
+int hpl__ring_reserve(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t n);
 void hpl__ring_destroy(VkDevice dev, hpl__ring *ring);
+/* Room for the next n operations recorded on d (before the first of an
+ * eval's subkernels records: on any error nothing runs): a command buffer
+ * each on its queue and on its transfer lane, and a cross-device wait
+ * each, so that recording them allocates nothing. */
+int hpl__device_reserve(hpl_context *ctx, hpl__device *d, uint32_t n);
 /* Ends the operation begun last on d: *at is its point. May submit. Call it
  * also after a failure while recording (what was recorded is harmless:
  * copies of valid data into invalid places). */
@@ -643,6 +654,9 @@ typedef enum hpl__progress_kind {
  * flushes the batch then anyway). */
 int hpl__progress_enqueue(hpl_context *ctx, hpl__progress_kind kind, int device, uint64_t gate_value,
                           const hpl__point *points, int count);
+/* Room for n more gate requests of `timeline`: that many enqueues of them
+ * after it cannot fail. */
+int hpl__progress_reserve(hpl_context *ctx, int timeline, uint32_t n);
 
 /* memory.c */
 int hpl__buffer_create(hpl__device *d, VkDeviceSize size, VkBufferUsageFlags usage, uint32_t memory_type,

@@ -337,23 +337,43 @@ void hpl__progress_stop(hpl_context *ctx)
     ctx->progress = NULL;
 }
 
+/* Room in a gate queue for n more requests (p->lock held); false when out
+ * of memory (the queue is as it was). */
+static bool gate_room(gate_queue *q, uint32_t n)
+{
+    if (q->count + n <= q->capacity)
+        return true;
+    uint32_t cap = q->capacity ? q->capacity : 16;
+    while (cap < q->count + n)
+        cap *= 2;
+    request *items = hpl__malloc(cap * sizeof *items);
+    if (!items)
+        return false;
+    for (uint32_t i = 0; i < q->count; i++)
+        items[i] = q->items[(q->head + i) % q->capacity];
+    hpl__free(q->items);
+    q->items = items;
+    q->capacity = cap;
+    q->head = 0;
+    return true;
+}
+
 /* The tail of a gate queue, grown when full (p->lock held); NULL when out
  * of memory. */
 static request *gate_tail(gate_queue *q)
 {
-    if (q->count == q->capacity) {
-        uint32_t cap = q->capacity ? q->capacity * 2 : 16;
-        request *items = hpl__malloc(cap * sizeof *items);
-        if (!items)
-            return NULL;
-        for (uint32_t i = 0; i < q->count; i++)
-            items[i] = q->items[(q->head + i) % q->capacity];
-        hpl__free(q->items);
-        q->items = items;
-        q->capacity = cap;
-        q->head = 0;
-    }
+    if (!gate_room(q, 1))
+        return NULL;
     return &q->items[(q->head + q->count++) % q->capacity];
+}
+
+int hpl__progress_reserve(hpl_context *ctx, int timeline, uint32_t n)
+{
+    hpl__progress *p = ctx->progress;
+    pthread_mutex_lock(&p->lock);
+    bool ok = gate_room(&p->gates[timeline], n);
+    pthread_mutex_unlock(&p->lock);
+    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a cross-device wait");
 }
 
 int hpl__progress_enqueue(hpl_context *ctx, hpl__progress_kind kind, int device, uint64_t gate_value,

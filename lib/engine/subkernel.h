@@ -41,6 +41,10 @@ typedef struct hpl__subkernel {
     int row_ranges;
     int rows_dim;
     uint64_t rows[2][2];
+    /* The bands' phase: its reads take in all of the part, the interior's
+     * too, so that the interior phase, planned after the bands were
+     * submitted, finds everything in place (nothing there can fail). */
+    bool reads_whole_part;
     hpl__arg_view views[HPL__MAX_ARGS];
     hpl__op op;
 } hpl__subkernel;

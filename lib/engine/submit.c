@@ -54,51 +54,81 @@ VkResult hpl__point_wait(hpl_context *ctx, hpl__point p)
  * Lavapipe) from moving the array at every new one. */
 #define RING_GROW_MAX 256u
 
-static int ring_grow(VkDevice dev, hpl__ring *ring, hpl__cmd **out)
+/* Adds `add` (1 .. RING_GROW_MAX) free command buffers just before the
+ * oldest: the youngest places in the ring, taken first to last from
+ * ring->next. On failure the ring is as it was. */
+static int ring_grow(VkDevice dev, hpl__ring *ring, uint32_t add)
 {
-    uint32_t add = HPL__MIN(HPL__MAX(ring->count, 1u), RING_GROW_MAX);
-    hpl__cmd *cmds = hpl__realloc(ring->cmds, (ring->count + add) * sizeof *cmds);
+    hpl__cmd **cmds = hpl__realloc(ring->cmds, (ring->count + add) * sizeof *cmds);
     if (!cmds)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a command buffer");
-    ring->cmds = cmds;
+    ring->cmds = cmds; /* room only: count is unchanged */
+    hpl__cmd *block = hpl__calloc(add, sizeof *block);
+    if (!block)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a command buffer");
     VkCommandBuffer cbs[RING_GROW_MAX];
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .commandPool = ring->pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = add};
     VkResult r = vkAllocateCommandBuffers(dev, &ai, cbs);
-    if (r != VK_SUCCESS)
+    if (r != VK_SUCCESS) {
+        hpl__free(block);
         return hpl__vk_error(r, "vkAllocateCommandBuffers");
-    /* Insert just before the oldest: the youngest places in the ring, taken
-     * first to last from there. */
+    }
     uint32_t at = ring->next;
     memmove(&ring->cmds[at + add], &ring->cmds[at], (ring->count - at) * sizeof *cmds);
-    for (uint32_t i = 0; i < add; i++)
-        ring->cmds[at + i] = (hpl__cmd){cbs[i], 0};
+    for (uint32_t i = 0; i < add; i++) {
+        block[i] = (hpl__cmd){.cb = cbs[i], .owns_block = i == 0};
+        ring->cmds[at + i] = &block[i];
+    }
     ring->count += add;
-    ring->next = (at + 1) % ring->count;
-    *out = &ring->cmds[at];
     return HPL_OK;
+}
+
+/* How many buffers the next begins find free from ring->next on, before
+ * the oldest still in flight (up to `enough`). */
+static uint32_t ring_free_ahead(const hpl__ring *ring, uint64_t done, uint32_t enough)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ring->count && n < enough; i++) {
+        const hpl__cmd *c = ring->cmds[(ring->next + i) % ring->count];
+        if (c->value == UINT64_MAX)
+            continue; /* being recorded */
+        if (c->value > done)
+            break; /* the oldest in flight is not done: the rest are younger */
+        n++;
+    }
+    return n;
+}
+
+static uint32_t ring_growth(const hpl__ring *ring, uint32_t at_least)
+{
+    return HPL__MAX(at_least, HPL__MIN(HPL__MAX(ring->count, 1u), RING_GROW_MAX));
+}
+
+int hpl__ring_reserve(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t n)
+{
+    uint32_t have = ring_free_ahead(ring, done, n);
+    return have >= n ? HPL_OK : ring_grow(dev, ring, ring_growth(ring, n - have));
 }
 
 int hpl__ring_begin(VkDevice dev, hpl__ring *ring, uint64_t done, hpl__cmd **out)
 {
     /* Buffers complete in submission order: the oldest is the one after the
      * last taken, so one look usually finds a free one. */
-    hpl__cmd *cmd = NULL;
-    for (uint32_t i = 0; i < ring->count && !cmd; i++) {
-        uint32_t k = (ring->next + i) % ring->count;
-        if (ring->cmds[k].value <= done && ring->cmds[k].value != UINT64_MAX) {
-            cmd = &ring->cmds[k];
-            ring->next = (k + 1) % ring->count;
-        }
-        if (ring->cmds[k].value > done && ring->cmds[k].value != UINT64_MAX)
-            break; /* the oldest in flight is not done: the rest are younger */
-    }
-    if (!cmd) {
-        int rc = ring_grow(dev, ring, &cmd);
+    if (ring_free_ahead(ring, done, 1) == 0) {
+        int rc = ring_grow(dev, ring, ring_growth(ring, 1));
         if (rc != HPL_OK)
             return rc;
+    }
+    hpl__cmd *cmd = NULL;
+    for (uint32_t i = 0; !cmd; i++) { /* the first free one: ring_free_ahead found it */
+        uint32_t k = (ring->next + i) % ring->count;
+        if (ring->cmds[k]->value <= done) {
+            cmd = ring->cmds[k];
+            ring->next = (k + 1) % ring->count;
+        }
     }
     cmd->value = UINT64_MAX; /* recording: not free */
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -116,6 +146,14 @@ void hpl__ring_destroy(VkDevice dev, hpl__ring *ring)
 {
     if (ring->pool)
         vkDestroyCommandPool(dev, ring->pool, NULL);
+    /* The blocks' first entries, gathered before any block is freed (a
+     * block holds entries read after its first). */
+    uint32_t blocks = 0;
+    for (uint32_t i = 0; i < ring->count; i++)
+        if (ring->cmds[i]->owns_block)
+            ring->cmds[blocks++] = ring->cmds[i];
+    for (uint32_t i = 0; i < blocks; i++)
+        hpl__free(ring->cmds[i]);
     hpl__free(ring->cmds);
     memset(ring, 0, sizeof *ring);
 }
@@ -132,10 +170,24 @@ static int cmd_begin(hpl__device *d, hpl__cmd **out)
     return hpl__ring_begin(d->device, &d->ring, hpl__device_completed(d), out);
 }
 
+int hpl__device_reserve(hpl_context *ctx, hpl__device *d, uint32_t n)
+{
+    pthread_mutex_lock(&d->batch_lock);
+    int rc = hpl__ring_reserve(d->device, &d->ring, hpl__device_completed(d), n);
+    if (rc == HPL_OK && d->xfer.on)
+        rc = hpl__ring_reserve(d->device, &d->xfer.ring, hpl__semaphore_value(d, d->xfer.timeline), n);
+    pthread_mutex_unlock(&d->batch_lock);
+    if (rc == HPL_OK)
+        rc = hpl__progress_reserve(ctx, d->index, n);
+    if (rc == HPL_OK && d->xfer.on)
+        rc = hpl__progress_reserve(ctx, HPL__LANE + d->index, n);
+    return rc;
+}
+
 /* Begins d's next batch command buffer ahead of time, while the host waits
  * for d anyway: vkBeginCommandBuffer (~1 us on NVIDIA) then leaves the
  * round trip of the next operation, which records straight into it. Only
- * with no batch open (the ring grows only then: batch would dangle). It
+ * with no batch open (one begun ahead is enough). It
  * stays in the recording state, taken from the ring like any batch's, until
  * a batch uses it; the pool's destruction frees it if none does. Nothing is
  * recorded into it here: hpl__batch_begin_after records the first barrier
