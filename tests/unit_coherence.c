@@ -1546,8 +1546,8 @@ static void test_merge(void)
 }
 
 /* An overflow point on the whole memory (what an access becomes when the
- * list cannot grow: out of memory, not injectable here, so set by hand):
- * every access waits for it, reads too; retire forgets it. */
+ * list cannot grow: out of memory, injected): every access waits for it,
+ * reads too; retire forgets it. */
 static void test_overflow_point(void)
 {
     snprintf(context, sizeof context, "whole point");
@@ -1558,7 +1558,11 @@ static void test_overflow_point(void)
     hpl__point p[HPL__MAX_TIMELINES];
     world_init(w, &g, true);
     hpl__point at = tick(4);
-    c->mem[HPL__HOST].overflow[4] = at.value;
+    region_1d(&r, 1, 2);
+    __atomic_store_n(&hpl__fault_host_alloc, 0, __ATOMIC_RELAXED); /* the access list's first growth */
+    hpl__coherence_did_read(c, HPL__HOST, &r, at);
+    __atomic_store_n(&hpl__fault_host_alloc, -1, __ATOMIC_RELAXED);
+    CHECK(c->mem[HPL__HOST].access_count == 0 && c->mem[HPL__HOST].overflow[4] == at.value, "an overflow point");
     CHECK(!hpl__coherence_exact(c, HPL__HOST), "not exact");
     region_1d(&r, 6, 7);
     CHECK(points_are(p, hpl__coherence_wait_points(c, HPL__HOST, &r, false, p, 0), 1, (hpl__point[]){at}),

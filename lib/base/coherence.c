@@ -272,6 +272,7 @@ static void access_push(hpl__memory_state *s, const hpl__box *box, hpl__point at
     if (!accesses_reserve(s)) {
         /* Out of memory: the point covers everything, waited for by all. */
         s->overflow[at.timeline] = HPL__MAX(s->overflow[at.timeline], at.value);
+        s->overflowed |= 1u << at.timeline;
         return;
     }
     s->accesses[s->access_count++] = (hpl__access){.box = *box, .value = at.value, .timeline = at.timeline, .write = write};
@@ -374,8 +375,10 @@ int hpl__coherence_wait_points(const hpl__coherence *c, int mem, const hpl__regi
                                hpl__point *out, int count)
 {
     const hpl__memory_state *s = &c->mem[mem];
-    for (int t = 0; t < HPL__MAX_TIMELINES; t++)
+    for (uint32_t bits = s->overflowed; bits; bits &= bits - 1) {
+        int t = __builtin_ctz(bits);
         count = hpl__points_add(out, count, (hpl__point){t, s->overflow[t]});
+    }
     for (uint32_t i = 0; i < s->access_count; i++) {
         const hpl__access *e = &s->accesses[i];
         if ((e->write || for_write) && (!region || hpl__region_intersects_box(region, &e->box)))
@@ -400,8 +403,10 @@ void hpl__coherence_retire(hpl__coherence *c, const hpl__point *done, int count)
     for (int m = 0; m < c->count; m++) {
         hpl__memory_state *s = &c->mem[m];
         for (int t = 0; t < HPL__MAX_TIMELINES; t++)
-            if (s->overflow[t] <= upto[t])
+            if (s->overflow[t] <= upto[t]) {
                 s->overflow[t] = 0;
+                s->overflowed &= ~(1u << t);
+            }
         for (uint32_t i = 0; i < s->access_count;) {
             if (s->accesses[i].value <= upto[s->accesses[i].timeline])
                 access_remove(s, i);
@@ -414,9 +419,8 @@ void hpl__coherence_retire(hpl__coherence *c, const hpl__point *done, int count)
 bool hpl__coherence_exact(const hpl__coherence *c, int mem)
 {
     const hpl__memory_state *s = &c->mem[mem];
-    for (int t = 0; t < HPL__MAX_TIMELINES; t++)
-        if (s->overflow[t])
-            return false;
+    if (s->overflowed)
+        return false;
     for (uint32_t i = 0; i < s->access_count; i++)
         if (s->accesses[i].widened)
             return false;

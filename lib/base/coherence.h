@@ -54,6 +54,7 @@
  * timeline is only a number. */
 #define HPL__LANE HPL__MAX_DEVICES
 #define HPL__MAX_TIMELINES (2 * HPL__MAX_DEVICES)
+_Static_assert(HPL__MAX_TIMELINES <= 32, "hpl__memory_state.overflowed has a bit per timeline");
 
 /* A point on a timeline: work is done once the timeline's semaphore
  * reaches value. value 0 means "nothing to wait for". */
@@ -81,8 +82,10 @@ typedef struct hpl__memory_state {
     hpl__access *accesses; /* unordered */
     uint32_t access_count, access_capacity;
     /* Per timeline: a write point on all of it, for an access the list
-     * could not take (out of memory). */
+     * could not take (out of memory); bit t of overflowed: overflow[t] is
+     * not 0 (waits look at no other). */
     uint64_t overflow[HPL__MAX_TIMELINES];
+    uint32_t overflowed;
 } hpl__memory_state;
 
 typedef struct hpl__coherence {
