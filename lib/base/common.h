@@ -45,6 +45,11 @@ void *hpl__calloc(size_t count, size_t size);
 void *hpl__realloc(void *p, size_t size);
 void hpl__free(void *p);
 char *hpl__strdup(const char *s);
+/* Room in a FIFO of `count` items of `size` bytes, kept circularly in
+ * *items (*capacity of them, the oldest at *head), for `more` more: a
+ * larger array (doubled from 16), the items moved to its start. False when
+ * out of memory (nothing changed). */
+bool hpl__fifo_room(void **items, size_t size, uint32_t *head, uint32_t count, uint32_t *capacity, uint32_t more);
 
 /* Overflow-checked arithmetic: return false on overflow. */
 static inline bool hpl__mul_u64(uint64_t a, uint64_t b, uint64_t *out)

@@ -49,6 +49,26 @@ char *hpl__strdup(const char *s)
     return d;
 }
 
+bool hpl__fifo_room(void **items, size_t size, uint32_t *head, uint32_t count, uint32_t *capacity, uint32_t more)
+{
+    if (count + more <= *capacity)
+        return true;
+    uint32_t cap = *capacity ? *capacity : 16;
+    while (cap < count + more)
+        cap *= 2;
+    uint8_t *grown = hpl__malloc((size_t)cap * size);
+    if (!grown)
+        return false;
+    const uint8_t *old = *items;
+    for (uint32_t i = 0; i < count; i++)
+        memcpy(grown + i * size, old + (size_t)((*head + i) % *capacity) * size, size);
+    hpl__free(*items);
+    *items = grown;
+    *capacity = cap;
+    *head = 0;
+    return true;
+}
+
 void hpl__log(const hpl__logger *logger, hpl_log_level level, const char *fmt, ...)
 {
     char msg[2048];

@@ -341,21 +341,10 @@ void hpl__progress_stop(hpl_context *ctx)
  * of memory (the queue is as it was). */
 static bool gate_room(gate_queue *q, uint32_t n)
 {
-    if (q->count + n <= q->capacity)
-        return true;
-    uint32_t cap = q->capacity ? q->capacity : 16;
-    while (cap < q->count + n)
-        cap *= 2;
-    request *items = hpl__malloc(cap * sizeof *items);
-    if (!items)
-        return false;
-    for (uint32_t i = 0; i < q->count; i++)
-        items[i] = q->items[(q->head + i) % q->capacity];
-    hpl__free(q->items);
+    void *items = q->items;
+    bool ok = hpl__fifo_room(&items, sizeof *q->items, &q->head, q->count, &q->capacity, n);
     q->items = items;
-    q->capacity = cap;
-    q->head = 0;
-    return true;
+    return ok;
 }
 
 /* The tail of a gate queue, grown when full (p->lock held); NULL when out

@@ -211,19 +211,10 @@ static void *run(void *arg)
 /* Room for one more in the FIFO (t->lock held); false when out of memory. */
 static bool make_room(hpl__submitter *t)
 {
-    if (t->count < t->capacity)
-        return true;
-    uint32_t capacity = t->capacity ? 2 * t->capacity : 16;
-    hpl__submission *items = hpl__malloc(capacity * sizeof *items);
-    if (!items)
-        return false;
-    for (uint32_t i = 0; i < t->count; i++)
-        items[i] = t->items[(t->head + i) % t->capacity];
-    hpl__free(t->items);
+    void *items = t->items;
+    bool ok = hpl__fifo_room(&items, sizeof *t->items, &t->head, t->count, &t->capacity, 1);
     t->items = items;
-    t->capacity = capacity;
-    t->head = 0;
-    return true;
+    return ok;
 }
 
 /* Hands s to the thread. Out of host memory for the FIFO, waits until the
