@@ -979,8 +979,9 @@ HPL_API int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *laun
  * and hpl_subkernel_size give its rows; hpl_global_id is unchanged), and
  * is a kernel of its own in the trace. The bands' submission also brings
  * in what the interior reads, so nothing the interior needs can fail once
- * the bands ran. A part of at most 2w rows (w at an edge) runs whole. Evals that must run in device order (one subkernel
- * writes what another touches) run as without it.
+ * the bands ran. A part of at most 2w rows (w at an edge) runs whole.
+ * Evals that must run in device order (one subkernel writes what another
+ * touches) run as without it.
  *
  * After an annotated eval, each part is a subarray (with the part's owned
  * box) that hpl_array_part() returns (HPL's getSubarray(i)); a host read of
