@@ -520,8 +520,8 @@ int hpl__ring_reserve(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t n);
 void hpl__ring_destroy(VkDevice dev, hpl__ring *ring);
 /* Room for the next n operations recorded on d (before the first of an
  * eval's subkernels records: on any error nothing runs): a command buffer
- * each on its queue and on its transfer lane, and a cross-device wait
- * each, so that recording them allocates nothing. */
+ * each on its queue and on its transfer lane, and a gate request each on
+ * its queue, so that recording them allocates nothing. */
 int hpl__device_reserve(hpl_context *ctx, hpl__device *d, uint32_t n);
 /* Ends the operation begun last on d: *at is its point. May submit. Call it
  * also after a failure while recording (what was recorded is harmless:

@@ -177,11 +177,9 @@ int hpl__device_reserve(hpl_context *ctx, hpl__device *d, uint32_t n)
     if (rc == HPL_OK && d->xfer.on)
         rc = hpl__ring_reserve(d->device, &d->xfer.ring, hpl__semaphore_value(d, d->xfer.timeline), n);
     pthread_mutex_unlock(&d->batch_lock);
-    if (rc == HPL_OK)
-        rc = hpl__progress_reserve(ctx, d->index, n);
-    if (rc == HPL_OK && d->xfer.on)
-        rc = hpl__progress_reserve(ctx, HPL__LANE + d->index, n);
-    return rc;
+    /* (The lane's own gate is asked for only by downloads, which operations
+     * make while they plan, before this.) */
+    return rc == HPL_OK ? hpl__progress_reserve(ctx, d->index, n) : rc;
 }
 
 /* Begins d's next batch command buffer ahead of time, while the host waits
