@@ -514,9 +514,6 @@ int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *w
 /* A free command buffer of ring (of VkDevice dev; `done`: the timeline
  * value its queue reached), begun. */
 int hpl__ring_begin(VkDevice dev, hpl__ring *ring, uint64_t done, hpl__cmd **out);
-/* Makes sure the next n hpl__ring_begin calls (with `done` or later) find a
- * free command buffer without growing the ring (n <= 256). */
-int hpl__ring_reserve(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t n);
 void hpl__ring_destroy(VkDevice dev, hpl__ring *ring);
 /* Room for the next n operations recorded on d (before the first of an
  * eval's subkernels records: on any error nothing runs): a command buffer

@@ -107,7 +107,9 @@ static uint32_t ring_growth(const hpl__ring *ring, uint32_t at_least)
     return HPL__MAX(at_least, HPL__MIN(HPL__MAX(ring->count, 1u), RING_GROW_MAX));
 }
 
-int hpl__ring_reserve(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t n)
+/* Makes sure the next n hpl__ring_begin calls (with `done` or later) find a
+ * free command buffer without growing the ring (n <= RING_GROW_MAX). */
+static int ring_reserve(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t n)
 {
     uint32_t have = ring_free_ahead(ring, done, n);
     return have >= n ? HPL_OK : ring_grow(dev, ring, ring_growth(ring, n - have));
@@ -173,9 +175,9 @@ static int cmd_begin(hpl__device *d, hpl__cmd **out)
 int hpl__device_reserve(hpl_context *ctx, hpl__device *d, uint32_t n)
 {
     pthread_mutex_lock(&d->batch_lock);
-    int rc = hpl__ring_reserve(d->device, &d->ring, hpl__device_completed(d), n);
+    int rc = ring_reserve(d->device, &d->ring, hpl__device_completed(d), n);
     if (rc == HPL_OK && d->xfer.on)
-        rc = hpl__ring_reserve(d->device, &d->xfer.ring, hpl__semaphore_value(d, d->xfer.timeline), n);
+        rc = ring_reserve(d->device, &d->xfer.ring, hpl__semaphore_value(d, d->xfer.timeline), n);
     pthread_mutex_unlock(&d->batch_lock);
     /* (The lane's own gate is asked for only by downloads, which operations
      * make while they plan, before this.) */
