@@ -109,8 +109,9 @@ HPL_API const char *hpl_last_error(void);
  * 2. Contexts and threading
  * ======================================================================
  *
- * A context owns the opened devices and every object created in it. There is
- * no global state: two contexts are independent.
+ * A context owns the opened devices and every object created in it. Two
+ * contexts are independent: all they share is the counter that numbers
+ * them and the table in which plan handles are looked up (chapter 7c).
  *
  * Threading contract: every function taking a context may be called from
  * several threads at once; calls on one context are serialised internally
@@ -193,10 +194,17 @@ typedef enum hpl_zero_copy {
  * malformed description and HPL_ERROR_UNSUPPORTED for a device lacking what
  * hplvk needs (<hplvk_vulkan.h>, chapter V1). */
 HPL_API int hpl_context_create(const hpl_context_desc *desc, hpl_context **out);
-/* Waits for all work, destroys every array and kernel still alive, saves the
- * pipeline caches and closes the devices. NULL is ignored. A context made on
- * the application's Vulkan objects (hpl_context_desc.vulkan) destroys only
- * hplvk's own objects on them, never the instance, the devices or queues. */
+/* Waits for all work, destroys every array, kernel and plan still alive,
+ * saves the pipeline caches and closes the devices. NULL is ignored. A
+ * context made on the application's Vulkan objects (hpl_context_desc.vulkan)
+ * destroys only hplvk's own objects on them, never the instance, the devices
+ * or queues. A destroyed context is gone like memory given to free(): any
+ * later call with the pointer is undefined (nothing detects it), and so is
+ * destroying it while a call on it, or on one of its plans or runners, runs
+ * in another thread. What it made stays refused everywhere else: its array
+ * and kernel handles by every other context (HPL_ERROR_INVALID_HANDLE,
+ * "another context"), its plans by every plan call (HPL_ERROR_INVALID_HANDLE,
+ * "destroyed with its context"). */
 HPL_API void hpl_context_destroy(hpl_context *ctx);
 /* Waits until every eval and transfer submitted so far has completed.
  * Returns the first error that surfaced asynchronously since the last call
@@ -1139,7 +1147,22 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * over the GPUs, untimed, until 250 ms have passed (once at least). A
  * search that follows other work and keeps its GPUs busy warms nothing up.
  * desc.warm_up: which devices count (GPUs; none; every device);
- * hpl_plan_info.warm_ups and warm_up_ms say what it cost. */
+ * hpl_plan_info.warm_ups and warm_up_ms say what it cost.
+ *
+ * Handles. An hpl_plan * or hpl_runner * is a value the library looks up
+ * on every call, never the object's address (never dereference it). A
+ * destroyed plan (hpl_plan_destroy, or with its context) is stale for good:
+ * every call given it fails with HPL_ERROR_INVALID_HANDLE, the message
+ * saying how it went, and hpl_plan_destroy given it again records that
+ * error (hpl_last_error) and changes nothing. A runner is valid during the
+ * partitioner call it is given to, and only then: kept and used after the
+ * call returned, HPL_ERROR_INVALID_HANDLE. The plan functions may be called
+ * from several threads, one eval or reset of a plan at a time: an eval or
+ * reset of a plan in an eval (from its own partitioner, or from another
+ * thread) fails with HPL_ERROR_INVALID_ARGUMENT. While a plan is in an
+ * eval, its partitioner may call hpl_plan_get_info and hpl_plan_describe
+ * on it; another thread may not. The plans of every context are looked up
+ * in one table of the process, behind one mutex. */
 
 typedef struct hpl_plan hpl_plan;
 typedef struct hpl_runner hpl_runner;
@@ -1157,7 +1180,10 @@ typedef enum hpl_balance {
 
 /* Runs the kernel for one device's part through `runner`
  * (hpl_runner_subarray, hpl_runner_run); returns HPL_OK or the error of
- * what it called (the plan eval then fails with it). */
+ * what it called (the plan eval then fails with it, the message prefixed
+ * "the partitioner"). An error code returned with no hplvk call of the
+ * partitioner's thread failing is the eval's with a message saying so; a
+ * value that is no hpl_result is HPL_ERROR_INVALID_ARGUMENT. */
 typedef int (*hpl_partitioner)(hpl_runner *runner, const hpl_range ranges[3], const hpl_arg *args, size_t nargs,
                                void *user);
 
@@ -1202,13 +1228,18 @@ HPL_API int hpl_plan_create(hpl_context *ctx, const hpl_plan_desc *desc, hpl_pla
  * annotation): HPL's copy constructor, for another kernel over the same
  * data. */
 HPL_API int hpl_plan_copy(hpl_plan *plan, hpl_partitioner partitioner, void *user, hpl_plan **out);
-/* Frees the plan (not its evals' work). NULL is ignored. A context destroys
- * the plans left on it. */
+/* Frees the plan (not its evals' work); its handle is stale from then on.
+ * NULL is ignored; a stale or never made plan records
+ * HPL_ERROR_INVALID_HANDLE (hpl_last_error) and changes nothing. Called
+ * during an eval of the plan (from its partitioner, say), the plan is
+ * stale at once, the eval runs to its end and the plan is freed as it
+ * returns. A context destroys the plans left on it. */
 HPL_API void hpl_plan_destroy(hpl_plan *plan);
 /* Runs kernel split as the plan says (searching first when its balancer
  * has not searched yet). launch gives global and local only: its device,
  * devices, shares and domains are the plan's (HPL_ERROR_INVALID_ARGUMENT).
- * Errors as hpl_eval's, and a partitioner's own. */
+ * Errors as hpl_eval's, a partitioner's own (hpl_partitioner), and
+ * HPL_ERROR_INVALID_HANDLE for a stale plan. */
 HPL_API int hpl_plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args,
                           size_t nargs);
 /* Forgets the search's answer (the next eval searches again), and devices
@@ -1247,15 +1278,19 @@ HPL_API const char *hpl_balance_name(hpl_balance balance);
 
 /* In a partitioner: the subarray `ranges` of parent (in the parent's
  * coordinates, HPL_END allowed) for the runner's device, owning the part of
- * it inside the runner's ranges[0] along dimension 0. Errors as
- * hpl_subarray's. */
+ * it inside the runner's ranges[0] along dimension 0. The runner destroys
+ * the subarrays it made after the run; one that is there already with the
+ * same box and owned box (made with hpl_subarray, say) is returned, used
+ * as the runner's, and left alive. Errors as hpl_subarray's, and
+ * HPL_ERROR_INVALID_ARGUMENT past 16 subarrays for one runner. */
 HPL_API int hpl_runner_subarray(hpl_runner *runner, hpl_array parent, int nranges, const hpl_range *ranges,
                                 hpl_array *out);
 /* Runs the kernel on the runner's device over its ranges with these
  * arguments (once per runner: HPL_ERROR_INVALID_ARGUMENT the second time;
- * annotations do not apply here). */
+ * annotations do not apply here). The three runner functions fail with
+ * HPL_ERROR_INVALID_HANDLE once the runner's partitioner call returned. */
 HPL_API int hpl_runner_run(hpl_runner *runner, const hpl_arg *args, size_t nargs);
-/* The runner's device (a context device index). */
+/* The runner's device (a context device index), or a negative hpl_result. */
 HPL_API int hpl_runner_device(const hpl_runner *runner);
 
 /* ======================================================================

@@ -38,14 +38,14 @@ static hpl__balance_kind balance_kind(hpl_balance b)
                                           : HPL__BALANCE_ADAPTIVE;
 }
 
-static void equal_shares(hpl_plan *plan)
+static void equal_shares(hpl__plan *plan)
 {
     for (int i = 0; i < plan->device_count; i++)
         plan->shares[i] = 1.0 / plan->device_count;
 }
 
 /* Forgets what a search or ADAPTIVE learnt. */
-static int plan_restart(hpl_plan *plan)
+static int plan_restart(hpl__plan *plan)
 {
     plan->searched = false;
     plan->alone_checked = plan->alone_won = plan->package_checked = false;
@@ -62,7 +62,7 @@ static int plan_restart(hpl_plan *plan)
 
 /* ---- making ------------------------------------------------------------- */
 
-static int devices_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *plan)
+static int devices_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl__plan *plan)
 {
     if (desc->device_count == 0) {
         plan->device_count = ctx->device_count;
@@ -80,7 +80,7 @@ static int devices_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_
     return HPL_OK;
 }
 
-static int shares_check(const hpl_plan_desc *desc, hpl_plan *plan)
+static int shares_check(const hpl_plan_desc *desc, hpl__plan *plan)
 {
     if (!desc->shares) {
         equal_shares(plan);
@@ -103,7 +103,7 @@ static int shares_check(const hpl_plan_desc *desc, hpl_plan *plan)
 }
 
 /* Which devices a search warms up. */
-static int warm_up_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *plan)
+static int warm_up_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl__plan *plan)
 {
     if ((unsigned)desc->warm_up > HPL_WARM_UP_ALL)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "warm_up is %d, which is not an hpl_warm_up", (int)desc->warm_up);
@@ -114,7 +114,7 @@ static int warm_up_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_
     return HPL_OK;
 }
 
-static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *plan)
+static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl__plan *plan)
 {
     if ((unsigned)desc->balance >= HPL__ARRAY_LEN(balance_names))
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "balance is %d, which is not an hpl_balance", (int)desc->balance);
@@ -143,87 +143,65 @@ static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan *pla
     return rc;
 }
 
-static void plan_link(hpl_plan *plan)
-{
-    hpl_context *ctx = plan->ctx;
-    HPL__LOCK(ctx);
-    plan->next = ctx->plans;
-    ctx->plans = plan;
-    HPL__UNLOCK(ctx);
-}
-
 int hpl_plan_create(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan **out)
 {
     static const hpl_plan_desc defaults = {0};
     if (!ctx || !out)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_create: %s is NULL", !ctx ? "ctx" : "out");
-    hpl_plan *plan = hpl__calloc(1, sizeof *plan);
+    hpl__plan *plan = hpl__calloc(1, sizeof *plan);
     if (!plan)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_plan_create: out of host memory");
     int rc = plan_setup(ctx, desc ? desc : &defaults, plan);
+    if (rc == HPL_OK)
+        rc = hpl__plan_register(plan);
     if (rc != HPL_OK) {
         hpl__error_prefix("hpl_plan_create");
         hpl__free(plan);
         return rc;
     }
-    plan_link(plan);
-    *out = plan;
+    *out = plan->token;
     return HPL_OK;
 }
 
-int hpl_plan_copy(hpl_plan *plan, hpl_partitioner partitioner, void *user, hpl_plan **out)
+int hpl_plan_copy(hpl_plan *token, hpl_partitioner partitioner, void *user, hpl_plan **out)
 {
-    if (!plan || !out)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_copy: %s is NULL", !plan ? "plan" : "out");
+    hpl__plan *plan = NULL;
+    int rc = out ? hpl__plan_pin(token, false, &plan) : hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "out is NULL");
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_plan_copy");
+        return rc;
+    }
     hpl_plan_desc desc = {.device_count = plan->device_count, .shares = plan->shares, .partitioner = partitioner,
                           .user = user};
     memcpy(desc.devices, plan->devices, sizeof desc.devices);
-    return hpl_plan_create(plan->ctx, &desc, out);
+    rc = hpl_plan_create(plan->ctx, &desc, out);
+    hpl__plan_unpin(plan, false);
+    return rc;
 }
 
-static void plan_free(hpl_plan *plan)
+void hpl_plan_destroy(hpl_plan *token)
 {
-    hpl__free(plan->subkernels);
-    hpl__free(plan);
+    if (token && hpl__plan_retire(token) != HPL_OK)
+        hpl__error_prefix("hpl_plan_destroy");
 }
 
-void hpl_plan_destroy(hpl_plan *plan)
+int hpl_plan_reset(hpl_plan *token)
 {
-    if (!plan)
-        return;
-    hpl_context *ctx = plan->ctx;
-    HPL__LOCK(ctx);
-    for (hpl_plan **p = &ctx->plans; *p; p = &(*p)->next)
-        if (*p == plan) {
-            *p = plan->next;
-            break;
-        }
-    HPL__UNLOCK(ctx);
-    plan_free(plan);
-}
-
-void hpl__plans_destroy_all(hpl_context *ctx)
-{
-    while (ctx->plans) {
-        hpl_plan *p = ctx->plans;
-        ctx->plans = p->next;
-        plan_free(p);
+    hpl__plan *plan = NULL;
+    int rc = hpl__plan_pin(token, true, &plan);
+    if (rc == HPL_OK) {
+        rc = plan_restart(plan);
+        hpl__plan_unpin(plan, true);
     }
-}
-
-int hpl_plan_reset(hpl_plan *plan)
-{
-    if (!plan)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_reset: plan is NULL");
-    return plan_restart(plan);
+    if (rc != HPL_OK)
+        hpl__error_prefix("hpl_plan_reset");
+    return rc;
 }
 
 /* ---- describing ------------------------------------------------------------ */
 
-int hpl_plan_get_info(hpl_plan *plan, hpl_plan_info *out)
+static void plan_info(const hpl__plan *plan, hpl_plan_info *out)
 {
-    if (!plan || !out)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_get_info: %s is NULL", !plan ? "plan" : "out");
     *out = plan->last;
     out->balance = plan->balance;
     out->device_count = plan->device_count;
@@ -237,16 +215,25 @@ int hpl_plan_get_info(hpl_plan *plan, hpl_plan_info *out)
     out->iterations = balanced ? st->solves : 0;
     out->warm_ups = plan->warm_ups;
     out->warm_up_ms = plan->warm_up_ms;
+}
+
+int hpl_plan_get_info(hpl_plan *token, hpl_plan_info *out)
+{
+    hpl__plan *plan = NULL;
+    int rc = out ? hpl__plan_pin(token, false, &plan) : hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "out is NULL");
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_plan_get_info");
+        return rc;
+    }
+    plan_info(plan, out);
+    hpl__plan_unpin(plan, false);
     return HPL_OK;
 }
 
-
-int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
+static int plan_describe(const hpl__plan *plan, char *buf, size_t size)
 {
-    if (!plan || (!buf && size))
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_describe: %s is NULL", !plan ? "plan" : "buf");
     hpl_plan_info in;
-    hpl_plan_get_info(plan, &in);
+    plan_info(plan, &in);
     int n = hpl__append(buf, size, 0, "plan %s:", hpl_balance_name(in.balance));
     for (int i = 0; i < in.device_count; i++) {
         n = hpl__append(buf, size, n, " device %d %.4f", in.devices[i], in.shares[i]);
@@ -272,6 +259,19 @@ int hpl_plan_describe(hpl_plan *plan, char *buf, size_t size)
         n = hpl__append(buf, size, n, "; the largest device alone took %.3f ms, the %s %.3f ms: %s", plan->alone_ms,
                    is_package(in.balance) ? "packages" : "split", plan->split_ms,
                    plan->alone_won ? "it runs alone" : "the split stays");
+    return n;
+}
+
+int hpl_plan_describe(hpl_plan *token, char *buf, size_t size)
+{
+    hpl__plan *plan = NULL;
+    int rc = !buf && size ? hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "buf is NULL") : hpl__plan_pin(token, false, &plan);
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_plan_describe");
+        return rc;
+    }
+    int n = plan_describe(plan, buf, size);
+    hpl__plan_unpin(plan, false);
     return n;
 }
 
@@ -309,7 +309,7 @@ static int save_one(hpl_context *ctx, hpl_array arg, plan_saves *s)
     return hpl_array_assign(ctx, copy, arg, HPL_ON_HOST);
 }
 
-static int saves_take(hpl_plan *plan, const hpl_arg *args, size_t nargs, plan_saves *s)
+static int saves_take(hpl__plan *plan, const hpl_arg *args, size_t nargs, plan_saves *s)
 {
     const hpl__reflection *r = &plan->kernel->variants[0].reflection;
     s->count = 0;
@@ -338,7 +338,7 @@ typedef struct plan_cut {
     hpl__piece pieces[HPL__MAX_DEVICES];
 } plan_cut;
 
-static void cut_of(const hpl_plan *plan, const double *shares, plan_cut *cut)
+static void cut_of(const hpl__plan *plan, const double *shares, plan_cut *cut)
 {
     cut->count = hpl__plan_pieces(plan, shares, cut->pieces);
 }
@@ -357,7 +357,7 @@ static bool cut_equal(const plan_cut *a, const plan_cut *b)
 
 /* Each plan device's share of the rows in the cut: what the balancer's
  * models divide by, rounding included. */
-static void cut_ran(const hpl_plan *plan, const plan_cut *cut, double *ran)
+static void cut_ran(const hpl__plan *plan, const plan_cut *cut, double *ran)
 {
     double n = (double)plan->geometry.whole[plan->geometry.dim];
     for (int i = 0; i < plan->device_count; i++)
@@ -391,7 +391,7 @@ static int args_to_host(hpl_context *ctx, const hpl_arg *args, size_t nargs)
 }
 
 /* time_transfers: the run's results go back to the host. */
-static int written_to_host(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+static int written_to_host(hpl__plan *plan, const hpl_arg *args, size_t nargs)
 {
     const hpl__reflection *r = &plan->kernel->variants[0].reflection;
     int rc = HPL_OK;
@@ -402,7 +402,7 @@ static int written_to_host(hpl_plan *plan, const hpl_arg *args, size_t nargs)
 }
 
 /* Runs the cut, waits, and gives each device's time. */
-static int run_timed(hpl_plan *plan, const hpl_arg *args, size_t nargs, const plan_cut *cut, double *seconds)
+static int run_timed(hpl__plan *plan, const hpl_arg *args, size_t nargs, const plan_cut *cut, double *seconds)
 {
     hpl_context *ctx = plan->ctx;
     int rc = plan->time_transfers ? args_to_host(ctx, args, nargs) : HPL_OK;
@@ -480,7 +480,7 @@ static void memo_note(plan_search *s, const plan_cut *cut, const double *seconds
 }
 
 /* Every run but the search's first starts from the eval's inputs. */
-static int search_restore(hpl_plan *plan, const plan_search *s)
+static int search_restore(hpl__plan *plan, const plan_search *s)
 {
     return s->runs ? saves_restore(plan->ctx, &s->saves) : HPL_OK;
 }
@@ -498,7 +498,7 @@ static void search_ran(plan_search *s, const plan_cut *cut)
 
 /* The cut that splits the work evenly over the devices to warm; false
  * when none of them is cold with work in `timed`, the run to come. */
-static bool warm_up_cut(const hpl_plan *plan, const plan_search *s, const plan_cut *timed, plan_cut *cut)
+static bool warm_up_cut(const hpl__plan *plan, const plan_search *s, const plan_cut *timed, plan_cut *cut)
 {
     double shares[HPL__MAX_DEVICES];
     int warms = 0;
@@ -529,7 +529,7 @@ static void search_forget(hpl_context *ctx)
 
 /* One run of the cut (NULL: the package scheme), noted as the search's
  * last. */
-static int run_cut(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *cut)
+static int run_cut(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *cut)
 {
     int rc = cut ? hpl__plan_run(plan, args, nargs, cut->pieces, cut->count) : hpl__plan_packages(plan, args, nargs);
     if (rc == HPL_OK)
@@ -541,7 +541,7 @@ static int run_cut(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t n
  * is likely cold, the devices to warm run the eval untimed until
  * WARM_UP_MS have passed (once at least: an eval that long warms them by
  * itself). */
-static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *timed)
+static int warm_up(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *timed)
 {
     plan_cut cut;
     if (!warm_up_cut(plan, s, timed, &cut))
@@ -574,7 +574,7 @@ static int warm_up(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t n
  * second or more is warmed up before its first timing, and one busy just
  * before is not. Copies are no load: they keep a GPU's copy engines busy,
  * not its cores. */
-static void warmth_start(hpl_plan *plan, plan_search *s)
+static void warmth_start(hpl__plan *plan, plan_search *s)
 {
     hpl_context *ctx = plan->ctx;
     uint64_t now = hpl__now_coarse_ns(); /* the stamps' clock */
@@ -605,7 +605,7 @@ static void note_load(plan_search *s, const double *seconds, int devices)
 /* One timing of the balancer's candidate. A cut timed `reps` times already
  * gives its times instead of a run: another run would tell the balancer
  * the same minima, give or take noise. */
-static int candidate(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const double *shares)
+static int candidate(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const double *shares)
 {
     hpl__balance *b = &plan->search;
     plan_cut cut;
@@ -636,7 +636,7 @@ static int candidate(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
 
 /* The distribution that gives everything to the device with the largest
  * share of `shares`; false when that is `shares` already. */
-static bool alone_candidate(const hpl_plan *plan, const double *shares, double *alone)
+static bool alone_candidate(const hpl__plan *plan, const double *shares, double *alone)
 {
     int top = 0;
     for (int i = 1; i < plan->device_count; i++)
@@ -649,7 +649,7 @@ static bool alone_candidate(const hpl_plan *plan, const double *shares, double *
 /* Host ms of the second of two runs of the cut in a row (the first puts
  * the data where the distribution wants it, as in a run of evals); cut
  * NULL: of the package scheme. */
-static int wall_time(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *cut,
+static int wall_time(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *cut,
                      double *ms)
 {
     int rc = HPL_OK;
@@ -677,7 +677,7 @@ static int wall_time(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
 #define ALONE_ROUNDS_MAX 8
 #define ALONE_ROUNDS_MS 200.0
 
-static int wall_times(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *alone,
+static int wall_times(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *alone,
                       const plan_cut *split, double *alone_ms, double *split_ms)
 {
     const plan_cut *cuts[2] = {alone, split};
@@ -701,7 +701,7 @@ static int wall_times(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_
  * per-device times of a search leave out). Returns whether alone won. A
  * plan then is never slower than that device alone, which the papers'
  * schemes do not promise. */
-static int check_alone(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *alone,
+static int check_alone(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *alone,
                        const plan_cut *split, bool *won)
 {
     double alone_ms = 0, split_ms = 0;
@@ -715,7 +715,7 @@ static int check_alone(hpl_plan *plan, plan_search *s, const hpl_arg *args, size
 
 /* The search's answer against its largest device alone: the faster is the
  * answer. */
-static int check_answer(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+static int check_answer(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
 {
     double alone[HPL__MAX_DEVICES];
     if (plan->keep_split || !alone_candidate(plan, plan->shares, alone))
@@ -733,7 +733,7 @@ static int check_answer(hpl_plan *plan, plan_search *s, const hpl_arg *args, siz
  * the eval's result is the answer's, and the data sits where the answer
  * puts it, as the evals after the search want it. It runs again unless
  * the devices ran it last. */
-static int answer_last(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *answer)
+static int answer_last(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs, const plan_cut *answer)
 {
     if (s->runs && (answer ? cut_equal(&s->last, answer) : s->last.count < 0))
         return HPL_OK;
@@ -744,7 +744,7 @@ static int answer_last(hpl_plan *plan, plan_search *s, const hpl_arg *args, size
 /* The eval's times (hpl_plan_info.seconds) are the answer's, the least
  * of its timings per device; 0 when its cut was not timed (a device alone
  * after the alone check): not the times of whichever candidate ran last. */
-static void answer_times(hpl_plan *plan, plan_search *s, const plan_cut *answer)
+static void answer_times(hpl__plan *plan, plan_search *s, const plan_cut *answer)
 {
     const memo_entry *e = memo_find(s, answer);
     for (int i = 0; i < plan->device_count; i++)
@@ -752,11 +752,11 @@ static void answer_times(hpl_plan *plan, plan_search *s, const plan_cut *answer)
 }
 
 /* The plan's description in the log and the trace. */
-static void search_report(hpl_plan *plan, uint64_t began)
+static void search_report(hpl__plan *plan, uint64_t began)
 {
     hpl_context *ctx = plan->ctx;
     char line[1024];
-    hpl_plan_describe(plan, line, sizeof line);
+    plan_describe(plan, line, sizeof line);
     hpl__log(&ctx->logger, HPL_LOG_INFO, "%s", line);
     HPL__LOCK(ctx);
     hpl__events_plan(ctx, began, line);
@@ -766,7 +766,7 @@ static void search_report(hpl_plan *plan, uint64_t began)
 /* The first eval of a search: candidates until the balancer is done, the
  * answer against its largest device alone, the answer last. With one
  * device nothing is searched and the eval still runs. */
-static int search_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+static int search_in(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
 {
     warmth_start(plan, s); /* before the saves' copies, which are no load */
     int rc = saves_take(plan, args, nargs, &s->saves);
@@ -795,7 +795,7 @@ static int search_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t
  * ones it cannot finish in time (paper 000's unbalanced benchmark), and
  * only the time the host sees shows it. If alone is faster, every later
  * eval is that device's alone, until reset. */
-static int package_check_in(hpl_plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
+static int package_check_in(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t nargs)
 {
     int rc = saves_take(plan, args, nargs, &s->saves);
     if (rc == HPL_OK)
@@ -826,8 +826,8 @@ static int package_check_in(hpl_plan *plan, plan_search *s, const hpl_arg *args,
 
 /* A first eval that runs the kernel several times: a search, or a package
  * plan's alone check. The description goes to the log and the trace. */
-static int first_eval(hpl_plan *plan, const hpl_arg *args, size_t nargs,
-                      int (*body)(hpl_plan *, plan_search *, const hpl_arg *, size_t))
+static int first_eval(hpl__plan *plan, const hpl_arg *args, size_t nargs,
+                      int (*body)(hpl__plan *, plan_search *, const hpl_arg *, size_t))
 {
     hpl_context *ctx = plan->ctx;
     uint64_t began = hpl__now_ns();
@@ -851,7 +851,7 @@ static int first_eval(hpl_plan *plan, const hpl_arg *args, size_t nargs,
 }
 
 /* ADAPTIVE: each eval is one pass, timed; the next is solved from it. */
-static int adaptive(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+static int adaptive(hpl__plan *plan, const hpl_arg *args, size_t nargs)
 {
     hpl_context *ctx = plan->ctx;
     HPL__LOCK(ctx);
@@ -875,7 +875,7 @@ static int adaptive(hpl_plan *plan, const hpl_arg *args, size_t nargs)
     return rc;
 }
 
-static int run_shares(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+static int run_shares(hpl__plan *plan, const hpl_arg *args, size_t nargs)
 {
     hpl__piece pieces[HPL__MAX_DEVICES];
     int count = hpl__plan_pieces(plan, plan->shares, pieces);
@@ -897,7 +897,7 @@ static int launch_check(const hpl_launch *launch)
     return HPL_OK;
 }
 
-static int plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+static int plan_eval(hpl__plan *plan, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
 {
     static const hpl_launch defaults = {0};
     plan->launch = launch ? *launch : defaults;
@@ -924,16 +924,21 @@ static int plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch
     return run_shares(plan, args, nargs);
 }
 
-int hpl_plan_eval(hpl_plan *plan, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+int hpl_plan_eval(hpl_plan *token, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
 {
-    if (!plan)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_plan_eval: plan is NULL");
+    hpl__plan *plan = NULL;
+    int rc = hpl__plan_pin(token, true, &plan);
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_plan_eval");
+        return rc;
+    }
     plan->kernel = NULL;
-    int rc = plan_eval(plan, kernel, launch, args, nargs);
+    rc = plan_eval(plan, kernel, launch, args, nargs);
     if (rc != HPL_OK) {
         char prefix[128];
         snprintf(prefix, sizeof prefix, "hpl_plan_eval(%s)", plan->kernel ? plan->kernel->name : "?");
         hpl__error_prefix(prefix);
     }
+    hpl__plan_unpin(plan, true);
     return rc;
 }

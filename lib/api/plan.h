@@ -29,22 +29,41 @@ typedef struct hpl__plan_times {
     double copy[HPL__MAX_DEVICES];
 } hpl__plan_times;
 
-#define HPL__RUNNER_MADE 16 /* subarrays one runner may make */
+/* The objects behind the public hpl_plan and hpl_runner, which are never
+ * their addresses but checked tokens (plan_handle.c). */
+typedef struct hpl__plan hpl__plan;
+typedef struct hpl__runner hpl__runner;
 
-struct hpl_runner {
-    hpl_plan *plan;
+#define HPL__RUNNER_PARTS 16 /* runner subarrays one runner may ask for */
+
+/* A subarray hpl_runner_subarray gave the runner: run as a part of its
+ * parent (chapter 7c). */
+typedef struct hpl__runner_part {
+    hpl_array array;
+    bool made; /* the runner made it (destroyed after the run); else it was there already */
+} hpl__runner_part;
+
+struct hpl__runner {
+    hpl__plan *plan;
+    hpl_runner *token;   /* what the partitioner holds; valid during its call only */
+    hpl__runner *next_open; /* the runners whose partitioner call is in progress (plan_handle.c) */
     int device;          /* the context's device index */
     uint64_t lo, hi;     /* its rows of the domain's dimension 0 */
     hpl__subkernel *sub; /* where hpl_runner_run leaves the subkernel */
     hpl_arg args[HPL__MAX_ARGS]; /* what it ran with (scalars are read at submission) */
     bool ran;
-    int made_count;
-    hpl_array made[HPL__RUNNER_MADE]; /* subarrays it made, destroyed after the run */
+    int part_count;
+    hpl__runner_part parts[HPL__RUNNER_PARTS];
 };
 
-struct hpl_plan {
+struct hpl__plan {
     hpl_context *ctx;
-    struct hpl_plan *next; /* the context's plans */
+    struct hpl__plan *next; /* the context's plans */
+    hpl_plan *token;        /* what the user holds */
+    /* Under the registry's lock (plan_handle.c): */
+    int pins;               /* calls using the plan now: it is freed after the last */
+    bool evaluating;        /* in hpl_plan_eval or hpl_plan_reset */
+    bool destroyed;         /* its token is stale; freed once no call pins it */
     hpl_balance balance;
     int device_count;
     int devices[HPL__MAX_DEVICES];
@@ -79,29 +98,55 @@ struct hpl_plan {
     hpl_launch launch;
     hpl__plan_geometry geometry;
     hpl__subkernel *subkernels; /* HPL__MAX_DEVICES, for partitioner runs */
-    hpl_runner runners[HPL__MAX_DEVICES];
+    hpl__runner runners[HPL__MAX_DEVICES];
     /* The last eval, for hpl_plan_get_info. */
     hpl_plan_info last;
 };
 
+/* ---- plan_handle.c ----------------------------------------------------- */
+
+/* Gives plan its token (plan->token) and puts it on its context's list;
+ * HPL_ERROR_OUT_OF_HOST_MEMORY, or HPL_ERROR_UNSUPPORTED when the process
+ * has no slot left. */
+int hpl__plan_register(hpl__plan *plan);
+/* The plan of token, pinned: not freed before hpl__plan_unpin, even when
+ * destroyed meanwhile. exclusive: for an eval or a reset, refused while
+ * one of them is in progress (HPL_ERROR_INVALID_ARGUMENT). A NULL, stale
+ * or foreign token: an error recorded naming why, *out untouched. */
+int hpl__plan_pin(hpl_plan *token, bool exclusive, hpl__plan **out);
+/* Ends a pin (exclusive as it was taken); frees the plan when it was
+ * destroyed meanwhile and this was its last pin. */
+void hpl__plan_unpin(hpl__plan *plan, bool exclusive);
+/* hpl_plan_destroy: the token goes stale at once; the plan is freed now,
+ * or by the unpin of the call that still uses it. A bad token: an error
+ * recorded, nothing else. */
+int hpl__plan_retire(hpl_plan *token);
+/* A runner's partitioner call begins (r->token is given) or ends (the
+ * token goes stale for good). */
+void hpl__runner_open(hpl__runner *r);
+void hpl__runner_close(hpl__runner *r);
+/* The runner of a token whose partitioner call is in progress; else an
+ * error recorded naming why (NULL, its call returned, not a runner). */
+int hpl__runner_find(const hpl_runner *token, hpl__runner **out);
+
 /* ---- plan_run.c ------------------------------------------------------- */
 
 /* The eval's geometry (and a check of its arguments against the kernel). */
-int hpl__plan_geometry_find(hpl_plan *plan, const hpl_arg *args, size_t nargs);
+int hpl__plan_geometry_find(hpl__plan *plan, const hpl_arg *args, size_t nargs);
 /* Runs the pieces (at most one per device) as one eval; lock not held. */
-int hpl__plan_run(hpl_plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count);
+int hpl__plan_run(hpl__plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count);
 /* The pieces of `shares` over the split dimension (empty ones left out). */
-int hpl__plan_pieces(const hpl_plan *plan, const double *shares, hpl__piece *pieces);
+int hpl__plan_pieces(const hpl__plan *plan, const double *shares, hpl__piece *pieces);
 /* Times of the completed events of serial >= from, per plan device. */
-void hpl__plan_times_collect(hpl_plan *plan, uint64_t from, hpl__plan_times *t);
+void hpl__plan_times_collect(hpl__plan *plan, uint64_t from, hpl__plan_times *t);
 /* Records pieces in plan->last (ranges, rows, in_use). */
-void hpl__plan_note_pieces(hpl_plan *plan, const hpl__piece *pieces, int count);
+void hpl__plan_note_pieces(hpl__plan *plan, const hpl__piece *pieces, int count);
 
 /* ---- plan_packages.c --------------------------------------------------- */
 
 /* One eval handed out in packages (DYNAMIC, HGUIDED, AUTO_TUNE); once the
  * alone check found a device faster alone (plan->alone_won), that device's
  * alone, as a plain eval. */
-int hpl__plan_packages(hpl_plan *plan, const hpl_arg *args, size_t nargs);
+int hpl__plan_packages(hpl__plan *plan, const hpl_arg *args, size_t nargs);
 
 #endif

@@ -36,7 +36,7 @@ typedef struct package {
 } package;
 
 typedef struct package_run {
-    hpl_plan *plan;
+    hpl__plan *plan;
     const hpl_arg *args;
     size_t nargs;
     hpl__schedule schedule;
@@ -57,7 +57,7 @@ static hpl__schedule_kind schedule_kind(hpl_balance b)
 
 /* Work-groups in one unit (a work-group's rows, across the other
  * dimensions). */
-static uint64_t groups_per_unit(const hpl_plan *plan)
+static uint64_t groups_per_unit(const hpl__plan *plan)
 {
     const hpl__plan_geometry *g = &plan->geometry;
     uint64_t groups = 1;
@@ -71,7 +71,7 @@ static uint64_t groups_per_unit(const hpl_plan *plan)
 
 /* AUTO_TUNE's minimum packages: on a CPU one work-group per core; on a GPU
  * 5% of the work (Vulkan does not say how many groups fill a GPU). */
-static uint64_t min_package(const hpl_plan *plan, int i, uint64_t units)
+static uint64_t min_package(const hpl__plan *plan, int i, uint64_t units)
 {
     if (plan->balance != HPL_BALANCE_AUTO_TUNE)
         return 1;
@@ -87,13 +87,13 @@ static uint64_t min_package(const hpl_plan *plan, int i, uint64_t units)
  * kernel over as many units. */
 static bool speeds_hold(const package_run *run)
 {
-    const hpl_plan *plan = run->plan;
+    const hpl__plan *plan = run->plan;
     return plan->package_units == run->units && plan->package_kernel == plan->kernel_id;
 }
 
 static void speeds_keep(package_run *run)
 {
-    hpl_plan *plan = run->plan;
+    hpl__plan *plan = run->plan;
     for (int i = 0; i < plan->device_count; i++)
         plan->package_speed[i] = hpl__schedule_speed(&run->schedule, i) * (double)run->rows_per_unit;
     plan->package_units = run->units;
@@ -102,7 +102,7 @@ static void speeds_keep(package_run *run)
 
 static int schedule_start(package_run *run)
 {
-    hpl_plan *plan = run->plan;
+    hpl__plan *plan = run->plan;
     const hpl__plan_geometry *g = &plan->geometry;
     run->rows_per_unit = g->local[g->dim] ? g->local[g->dim] : 1;
     run->units = (g->whole[g->dim] + run->rows_per_unit - 1) / run->rows_per_unit;
@@ -133,7 +133,7 @@ static uint64_t next_serial(hpl_context *ctx)
 /* Gives device i its next package, if any is left. */
 static int launch_one(package_run *run, int i, bool *launched)
 {
-    hpl_plan *plan = run->plan;
+    hpl__plan *plan = run->plan;
     uint64_t first, count;
     *launched = hpl__schedule_take(&run->schedule, i, &first, &count);
     if (!*launched)
@@ -177,7 +177,7 @@ static void add_package_event(void *user, const hpl__event *e, uint64_t begin_ns
 /* The head package of device i has completed: its time to the schedule. */
 static void retire(package_run *run, int i)
 {
-    hpl_plan *plan = run->plan;
+    hpl__plan *plan = run->plan;
     package *pk = &run->queue[i][0];
     package_time t = {.device = plan->devices[i], .to = pk->serial_to, .copies = true};
     HPL__LOCK(plan->ctx);
@@ -193,7 +193,7 @@ static void retire(package_run *run, int i)
  * *any = false when nothing is queued. */
 static int wait_any(package_run *run, bool *any)
 {
-    hpl_plan *plan = run->plan;
+    hpl__plan *plan = run->plan;
     *any = false;
     for (int i = 0; i < plan->device_count; i++)
         *any = *any || run->queued[i];
@@ -224,7 +224,7 @@ static int wait_any(package_run *run, bool *any)
 
 static void note_run(package_run *run)
 {
-    hpl_plan *plan = run->plan;
+    hpl__plan *plan = run->plan;
     hpl_plan_info *last = &plan->last;
     const hpl__plan_geometry *g = &plan->geometry;
     for (int i = 0; i < plan->device_count; i++) {
@@ -243,7 +243,7 @@ static void note_run(package_run *run)
  * for (the speeds that chose it stay). */
 static int run_alone(package_run *run, int i)
 {
-    hpl_plan *plan = run->plan;
+    hpl__plan *plan = run->plan;
     hpl__piece piece = {.device = i, .lo = 0, .hi = plan->geometry.whole[plan->geometry.dim]};
     int rc = hpl__plan_run(plan, run->args, run->nargs, &piece, 1);
     for (int d = 0; d < plan->device_count; d++)
@@ -253,7 +253,7 @@ static int run_alone(package_run *run, int i)
 
 static int run_packages(package_run *run)
 {
-    hpl_plan *plan = run->plan;
+    hpl__plan *plan = run->plan;
     HPL__LOCK(plan->ctx);
     int rc = hpl__events_enable(plan->ctx, true);
     HPL__UNLOCK(plan->ctx);
@@ -279,7 +279,7 @@ static int run_packages(package_run *run)
     return rc;
 }
 
-int hpl__plan_packages(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+int hpl__plan_packages(hpl__plan *plan, const hpl_arg *args, size_t nargs)
 {
     package_run *run = hpl__calloc(1, sizeof *run);
     if (!run)

@@ -10,7 +10,7 @@
 
 /* ---- geometry ------------------------------------------------------------ */
 
-int hpl__plan_geometry_find(hpl_plan *plan, const hpl_arg *args, size_t nargs)
+int hpl__plan_geometry_find(hpl__plan *plan, const hpl_arg *args, size_t nargs)
 {
     hpl_context *ctx = plan->ctx;
     hpl_launch l = {.global = {plan->launch.global[0], plan->launch.global[1], plan->launch.global[2]},
@@ -36,7 +36,7 @@ int hpl__plan_geometry_find(hpl_plan *plan, const hpl_arg *args, size_t nargs)
     return rc;
 }
 
-int hpl__plan_pieces(const hpl_plan *plan, const double *shares, hpl__piece *pieces)
+int hpl__plan_pieces(const hpl__plan *plan, const double *shares, hpl__piece *pieces)
 {
     const hpl__plan_geometry *g = &plan->geometry;
     uint64_t cuts[HPL__MAX_DEVICES + 1];
@@ -48,7 +48,7 @@ int hpl__plan_pieces(const hpl_plan *plan, const double *shares, hpl__piece *pie
     return n;
 }
 
-void hpl__plan_note_pieces(hpl_plan *plan, const hpl__piece *pieces, int count)
+void hpl__plan_note_pieces(hpl__plan *plan, const hpl__piece *pieces, int count)
 {
     hpl_plan_info *last = &plan->last;
     const hpl__plan_geometry *g = &plan->geometry;
@@ -72,7 +72,7 @@ void hpl__plan_note_pieces(hpl_plan *plan, const hpl__piece *pieces, int count)
 
 /* ---- by annotation --------------------------------------------------------- */
 
-static int run_annotated(hpl_plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
+static int run_annotated(hpl__plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
 {
     hpl_launch l = {.global = {plan->launch.global[0], plan->launch.global[1], plan->launch.global[2]},
                     .local = {plan->launch.local[0], plan->launch.local[1], plan->launch.local[2]},
@@ -91,40 +91,56 @@ static int run_annotated(hpl_plan *plan, const hpl_arg *args, size_t nargs, cons
 
 /* Drops the subarrays the runners made (views: no data changes; their
  * subkernels see their parents, not them). */
-static void runners_clean(hpl_plan *plan, int count)
+static void runners_clean(hpl__plan *plan, int count)
 {
     for (int i = 0; i < count; i++) {
-        hpl_runner *r = &plan->runners[i];
-        for (int m = 0; m < r->made_count; m++)
-            hpl_array_destroy(plan->ctx, r->made[m]);
-        r->made_count = 0;
+        hpl__runner *r = &plan->runners[i];
+        for (int m = 0; m < r->part_count; m++)
+            if (r->parts[m].made)
+                hpl_array_destroy(plan->ctx, r->parts[m].array);
+        r->part_count = 0;
     }
 }
 
-static int run_partitioned(hpl_plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
+/* One runner's partitioner call. Its error: the partitioner's own when
+ * an hplvk call of its thread failed during it (prefixed once), else a
+ * message saying what it returned (the thread's last message is older). */
+static int call_partitioner(hpl__plan *plan, hpl__runner *r, const hpl_range *ranges, const hpl_arg *args,
+                            size_t nargs)
+{
+    unsigned failures = hpl__error_count();
+    hpl__runner_open(r);
+    int rc = plan->partitioner(r->token, ranges, args, nargs, plan->user);
+    hpl__runner_close(r);
+    if (rc == HPL_OK && !r->ran)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                         "the partitioner returned without calling hpl_runner_run for device %d (rows %llu..%llu)",
+                         r->device, (unsigned long long)r->lo, (unsigned long long)(r->hi - 1));
+    if (rc == HPL_OK)
+        return rc;
+    if (!strcmp(hpl_error_name(rc), "HPL_UNKNOWN"))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "the partitioner returned %d, which is not an hpl error code", rc);
+    if (hpl__error_count() == failures)
+        return hpl__fail(rc, "the partitioner returned %d (%s) without a failing hplvk call", rc, hpl_error_name(rc));
+    hpl__error_prefix("the partitioner");
+    return rc;
+}
+
+static int run_partitioned(hpl__plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
 {
     if (!plan->subkernels && !(plan->subkernels = hpl__calloc(HPL__MAX_DEVICES, sizeof *plan->subkernels)))
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     const uint64_t *whole = plan->geometry.whole;
     int rc = HPL_OK, called = 0;
     for (int p = 0; rc == HPL_OK && p < count; p++, called++) {
-        hpl_runner *r = &plan->runners[p];
-        *r = (hpl_runner){.plan = plan, .device = plan->devices[pieces[p].device], .lo = pieces[p].lo,
+        hpl__runner *r = &plan->runners[p];
+        *r = (hpl__runner){.plan = plan, .device = plan->devices[pieces[p].device], .lo = pieces[p].lo,
                           .hi = pieces[p].hi, .sub = &plan->subkernels[p]};
         hpl_range ranges[3];
         for (int d = 0; d < 3; d++)
             ranges[d] = (hpl_range){0, whole[d] - 1};
         ranges[0] = (hpl_range){r->lo, r->hi - 1};
-        rc = plan->partitioner(r, ranges, args, nargs, plan->user);
-        if (rc == HPL_OK && !r->ran)
-            rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
-                           "the partitioner returned without calling hpl_runner_run for device %d (rows %llu..%llu)",
-                           r->device, (unsigned long long)r->lo, (unsigned long long)(r->hi - 1));
-        else if (rc > 0)
-            rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "the partitioner returned %d, which is not an hpl error code",
-                           rc);
-        else if (rc != HPL_OK)
-            hpl__error_prefix("the partitioner");
+        rc = call_partitioner(plan, r, ranges, args, nargs);
     }
     if (rc == HPL_OK) {
         HPL__LOCK(plan->ctx);
@@ -135,7 +151,7 @@ static int run_partitioned(hpl_plan *plan, const hpl_arg *args, size_t nargs, co
     return rc;
 }
 
-int hpl__plan_run(hpl_plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
+int hpl__plan_run(hpl__plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
 {
     int rc = plan->partitioner ? run_partitioned(plan, args, nargs, pieces, count)
                                : run_annotated(plan, args, nargs, pieces, count);
@@ -160,17 +176,17 @@ static void view_as_part(hpl__arg_view *v)
     v->at.owned = sub->owned;
 }
 
-static bool made_by(const hpl_runner *r, hpl__handle id)
+static bool is_part(const hpl__runner *r, hpl__handle id)
 {
-    for (int m = 0; m < r->made_count; m++)
-        if (r->made[m].id == id)
+    for (int m = 0; m < r->part_count; m++)
+        if (r->parts[m].array.id == id)
             return true;
     return false;
 }
 
-static int runner_run_locked(hpl_runner *r, const hpl_arg *args, size_t nargs)
+static int runner_run_locked(hpl__runner *r, const hpl_arg *args, size_t nargs)
 {
-    hpl_plan *plan = r->plan;
+    hpl__plan *plan = r->plan;
     if (r->ran)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "called twice for device %d: a runner runs once", r->device);
     if (nargs > HPL__MAX_ARGS)
@@ -189,7 +205,7 @@ static int runner_run_locked(hpl_runner *r, const hpl_arg *args, size_t nargs)
     if (rc == HPL_OK) {
         hpl__subkernel *s = &lp.subkernels[0];
         for (size_t i = 0; i < nargs; i++)
-            if (args[i].kind == HPL_ARG_ARRAY && made_by(r, args[i].value.array.id))
+            if (args[i].kind == HPL_ARG_ARRAY && is_part(r, args[i].value.array.id))
                 view_as_part(&s->views[i]);
         s->offset[0] = r->lo;
         s->global[0] = r->hi - r->lo;
@@ -202,21 +218,23 @@ static int runner_run_locked(hpl_runner *r, const hpl_arg *args, size_t nargs)
     return rc;
 }
 
-int hpl_runner_run(hpl_runner *r, const hpl_arg *args, size_t nargs)
+int hpl_runner_run(hpl_runner *token, const hpl_arg *args, size_t nargs)
 {
-    if (!r || (nargs && !args))
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_runner_run: %s is NULL", !r ? "runner" : "args");
-    HPL__LOCK(r->plan->ctx);
-    int rc = runner_run_locked(r, args, nargs);
+    hpl__runner *r = NULL;
+    int rc = nargs && !args ? hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "args is NULL") : hpl__runner_find(token, &r);
+    if (rc == HPL_OK) {
+        HPL__LOCK(r->plan->ctx);
+        rc = runner_run_locked(r, args, nargs);
+        HPL__UNLOCK(r->plan->ctx);
+    }
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_runner_run");
-    HPL__UNLOCK(r->plan->ctx);
     return rc;
 }
 
 /* Owned: the box's rows inside the runner's, within the parent's own
  * owned box; none (an empty box at its corner) when they miss. */
-static hpl__box owned_rows(const hpl_runner *r, const hpl__array *parent, const hpl__box *box)
+static hpl__box owned_rows(const hpl__runner *r, const hpl__array *parent, const hpl__box *box)
 {
     hpl__box rows = *box, owned;
     rows.lo[0] = HPL__MAX(box->lo[0], parent->box.lo[0] + r->lo);
@@ -226,7 +244,7 @@ static hpl__box owned_rows(const hpl_runner *r, const hpl__array *parent, const 
     return (hpl__box){.lo = {box->lo[0], box->lo[1], box->lo[2]}, .hi = {box->lo[0], box->lo[1], box->lo[2]}};
 }
 
-static int runner_subarray_locked(hpl_runner *r, hpl_array parent_handle, int nranges, const hpl_range *ranges,
+static int runner_subarray_locked(hpl__runner *r, hpl_array parent_handle, int nranges, const hpl_range *ranges,
                                   hpl_array *out)
 {
     hpl_context *ctx = r->plan->ctx;
@@ -238,45 +256,52 @@ static int runner_subarray_locked(hpl_runner *r, hpl_array parent_handle, int nr
     rc = hpl__box_of_ranges(parent, nranges, ranges, &box);
     if (rc != HPL_OK)
         return rc;
+    if (r->part_count == HPL__RUNNER_PARTS)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "a runner asks for at most %d subarrays", HPL__RUNNER_PARTS);
     hpl__box owned = owned_rows(r, parent, &box);
     uint32_t children = parent->child_count;
     hpl__array *s = NULL;
     rc = hpl__subarray_make(ctx, parent, &box, &owned, &s);
     if (rc != HPL_OK)
         return rc;
+    /* One already there (an hpl_subarray of the same box and owned box, or
+     * this runner's own) is used as it is, and outlives the run. */
+    if (!is_part(r, s->id))
+        r->parts[r->part_count++] = (hpl__runner_part){.array = {s->id}, .made = parent->child_count > children};
     out->id = s->id;
-    if (parent->child_count > children && r->made_count < HPL__RUNNER_MADE)
-        r->made[r->made_count++] = *out; /* new: ours to drop after the run */
-    else if (!made_by(r, s->id))
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
-                         "'%s' already has a subarray with this box and owned box, or more than %d were asked for: "
-                         "a runner makes its own",
-                         parent->name, HPL__RUNNER_MADE);
     return HPL_OK;
 }
 
-int hpl_runner_subarray(hpl_runner *r, hpl_array parent, int nranges, const hpl_range *ranges, hpl_array *out)
+int hpl_runner_subarray(hpl_runner *token, hpl_array parent, int nranges, const hpl_range *ranges, hpl_array *out)
 {
-    if (!r || !ranges || !out)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_runner_subarray: %s is NULL",
-                         !r ? "runner" : !ranges ? "ranges" : "out");
-    HPL__LOCK(r->plan->ctx);
-    int rc = runner_subarray_locked(r, parent, nranges, ranges, out);
+    hpl__runner *r = NULL;
+    int rc = !ranges || !out ? hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s is NULL", !ranges ? "ranges" : "out")
+                             : hpl__runner_find(token, &r);
+    if (rc == HPL_OK) {
+        HPL__LOCK(r->plan->ctx);
+        rc = runner_subarray_locked(r, parent, nranges, ranges, out);
+        HPL__UNLOCK(r->plan->ctx);
+    }
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_runner_subarray");
-    HPL__UNLOCK(r->plan->ctx);
     return rc;
 }
 
-int hpl_runner_device(const hpl_runner *r)
+int hpl_runner_device(const hpl_runner *token)
 {
-    return r ? r->device : hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_runner_device: runner is NULL");
+    hpl__runner *r = NULL;
+    int rc = hpl__runner_find(token, &r);
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_runner_device");
+        return rc;
+    }
+    return r->device;
 }
 
 /* ---- times ------------------------------------------------------------------ */
 
 typedef struct times_walk {
-    const hpl_plan *plan;
+    const hpl__plan *plan;
     hpl__plan_times *t;
 } times_walk;
 
@@ -294,7 +319,7 @@ static void add_event(void *user, const hpl__event *e, uint64_t begin_ns, uint64
     }
 }
 
-void hpl__plan_times_collect(hpl_plan *plan, uint64_t from, hpl__plan_times *t)
+void hpl__plan_times_collect(hpl__plan *plan, uint64_t from, hpl__plan_times *t)
 {
     memset(t, 0, sizeof *t);
     times_walk w = {plan, t};

@@ -27,6 +27,9 @@ int hpl__fail(int code, const char *fmt, ...) HPL__PRINTF(2, 3);
 int hpl__vfail(int code, const char *fmt, va_list ap);
 /* Prefixes this thread's last error with "prefix: " (adds context on the way up). */
 void hpl__error_prefix(const char *prefix);
+/* How many failures this thread has recorded (hpl__fail): whether a call
+ * made meanwhile failed, so that the last message is its. */
+unsigned hpl__error_count(void);
 
 typedef struct hpl__logger {
     hpl_log_fn fn; /* NULL: WARNING and above to stderr */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 static _Thread_local char last_error[1024];
+static _Thread_local unsigned failures;
 
 const char *hpl_error_string(int code)
 {
@@ -38,6 +39,7 @@ const char *hpl_last_error(void)
 
 int hpl__vfail(int code, const char *fmt, va_list ap)
 {
+    failures++;
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     return code;
 }
@@ -49,6 +51,11 @@ int hpl__fail(int code, const char *fmt, ...)
     hpl__vfail(code, fmt, ap);
     va_end(ap);
     return code;
+}
+
+unsigned hpl__error_count(void)
+{
+    return failures;
 }
 
 void hpl__error_prefix(const char *prefix)

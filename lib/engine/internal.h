@@ -359,7 +359,7 @@ struct hpl_context {
     bool unrecorded_work; /* an operation failed halfway (hpl__op_release) since the last idle wait */
     struct hpl__kernel *fill_kernel; /* shaders/fill.comp, made on first use */
     struct hpl__kernel *reduce_kernels[HPL_TYPE_COUNT_]; /* shaders/reduce.comp per type */
-    struct hpl_plan *plans; /* execution plans not destroyed yet (plan.c) */
+    struct hpl__plan *plans; /* execution plans not destroyed yet (under plan_handle.c's lock) */
     void *subkernels; /* launch.c's scratch for planned subkernels (HPL__MAX_DEVICES); NULL while an eval holds it */
     bool validation;
     uint64_t clock;     /* LRU clock of instances */
@@ -826,7 +826,7 @@ const hpl__variant *hpl__kernel_variant_for(const hpl__kernel *k, const hpl__dev
 int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], int walk,
                       VkPipeline *out);
 void hpl__kernel_destroy_all(hpl_context *ctx);
-/* Frees the plans left on the context (plan.c). */
+/* Retires the plans left on the context: their handles go stale (plan_handle.c). */
 void hpl__plans_destroy_all(hpl_context *ctx);
 int hpl__kernel_create_locked(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kernel **out);
 
