@@ -1316,6 +1316,9 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                 (three logical devices on the CPU: device 0 zero-copy,
  *                 devices 1 and 2 with separate memories), "cpu+zc,gpu0:2".
  * HPLVK_VALIDATION=1   enable the validation layer (see hpl_context_desc).
+ *                      "0" (unset or "": the default) leaves it to the
+ *                      description; other values make hpl_context_create
+ *                      fail.
  * HPLVK_CACHE_DIR      cache directory; "off" disables the disk caches.
  *                      An entry that is corrupt is ignored with a warning;
  *                      one whose SPIR-V fails validation or reflection is
@@ -1389,10 +1392,14 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      (chapter 9), written by hpl_context_destroy: the
  *                      process's first context writes FILE, the next ones
  *                      FILE with .1, .2, ... before its extension
- *                      ("run.json", "run.1.json"). A file that cannot be
- *                      opened for writing is a warning naming the variable,
- *                      the path and the reason, and the context runs
- *                      untraced. Unset or "": no trace.
+ *                      ("run.json", "run.1.json"), or after it when it has
+ *                      none ("run", "run.1"). A FILE that exists and is not
+ *                      a regular file (/dev/null) is written by the first
+ *                      context only: no numbered file is made beside it.
+ *                      A file that cannot be opened for writing, and a
+ *                      later context of such a FILE, is a warning naming
+ *                      the variable, the path and the reason, and the
+ *                      context runs untraced. Unset or "": no trace.
  * HPLVK_TRANSFER_LANE  where copies between the host and a device run:
  *                      "auto" (unset: the default) puts uploads of 4 MiB or
  *                      more per operation, and downloads of 4 MiB or more

@@ -160,8 +160,9 @@ typedef struct hpl_vulkan_desc {
  * whose access would race with the application's work fails with
  * HPL_ERROR_INVALID_ARGUMENT naming the array and the device, changing
  * nothing: for an acquisition with HPL_WRITE, any access (eval, fill,
- * assignment, host access, reduction, another acquisition) to elements of
- * the acquired box; for HPL_READ, any write to them. Accesses to other
+ * assignment, host access, prefetch to a device or to the host, reduction,
+ * another acquisition) to elements of the acquired box; for HPL_READ, any
+ * write to them. Accesses to other
  * elements of the same array go on as usual (a split eval's other parts,
  * say). hpl_array_destroy of the acquired (sub)array, of one of its
  * ancestors or of its root fails the same way.

@@ -2,7 +2,8 @@
  * the problem: bad dimensions and types, unknown devices, argument count,
  * kind, type and dimensionality mismatches, compile errors with the line,
  * unsupported kernel signatures, arrays too large for the device, use after
- * free, NULL pointers, missing files, and the error tables themselves.
+ * free, NULL pointers, missing files, a malformed HPLVK_VALIDATION, and the
+ * error tables themselves.
  * After all of it a normal eval still works and validation saw nothing. */
 #include "harness.h"
 
@@ -493,9 +494,37 @@ static void error_tables(void)
     CHECK(hpl_version() == HPLVK_VERSION, "hpl_version() = %x, header %x", hpl_version(), HPLVK_VERSION);
 }
 
+/* HPLVK_VALIDATION takes "0" and "1" (and unset, ""), like every switch
+ * of chapter 8: anything else makes hpl_context_create fail naming it. */
+static void validation_switch(void)
+{
+    const char *was = getenv("HPLVK_VALIDATION");
+    char saved[64];
+    snprintf(saved, sizeof saved, "%s", was ? was : "");
+    static const char *const junk[] = {"yes", "2", "on", "true", " 1", "10"};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        setenv("HPLVK_VALIDATION", junk[i], 1);
+        hpl_context *ctx = NULL;
+        hpl_context_desc desc = {.devices = th_devices("cpu")};
+        th_prepare_desc(&desc);
+        char says[64];
+        snprintf(says, sizeof says, "HPLVK_VALIDATION='%s'", junk[i]);
+        CHECK_FAILS(hpl_context_create(&desc, &ctx), HPL_ERROR_INVALID_ARGUMENT, says);
+        CHECK(ctx == NULL, "HPLVK_VALIDATION='%s': the failed hpl_context_create wrote its output", junk[i]);
+    }
+    setenv("HPLVK_VALIDATION", "0", 1); /* off, so the description decides: on (th_prepare_desc) */
+    hpl_context *ctx = th_context("cpu");
+    hpl_context_destroy(ctx);
+    if (was)
+        setenv("HPLVK_VALIDATION", saved, 1);
+    else
+        unsetenv("HPLVK_VALIDATION");
+}
+
 int main(void)
 {
     error_tables();
+    validation_switch();
     hpl_context *ctx = th_context("cpu");
     hpl_kernel k = th_kernel(ctx, k3_src);
     CHECK(hpl_kernel_arg_count(ctx, k) == 3, "k3 has %d arguments", hpl_kernel_arg_count(ctx, k));

@@ -15,8 +15,9 @@
  *   - HPL_READ of x and HPL_WRITE of y at once (y = x + 10 by the
  *     application): nothing fetched for y, x's host copy still valid after
  *     (no transfer when the host reads it), a host read of x allowed during
- *     the READ acquisition; evals, host access and destroy that would race
- *     refused with a message naming the acquisition; all fine after release;
+ *     the READ acquisition; evals, host access, prefetches (to the device
+ *     and to the host) and destroy that would race refused with a message
+ *     naming the acquisition; all fine after release;
  *   - the same on a zero-copy context (the device works on the host's copy:
  *     the buffer is the imported host storage), made without create_info;
  *   - two VkDevices as two hplvk devices: a split eval, each part acquired on
@@ -604,6 +605,9 @@ static void read_and_write(hpl_context *ctx, app_device *ad)
     CHECK_FAILS(hpl_array_vulkan_acquire(ctx, y, 0, HPL_READ, &bx), HPL_ERROR_INVALID_ARGUMENT, "acquired");
     uint32_t sum = 0;
     CHECK_FAILS(hpl_array_reduce(ctx, y, HPL_REDUCE_SUM, &sum), HPL_ERROR_INVALID_ARGUMENT, "acquired");
+    CHECK_FAILS(hpl_array_prefetch(ctx, y, 0), HPL_ERROR_INVALID_ARGUMENT, "acquired");
+    CHECK_FAILS(hpl_array_prefetch(ctx, y, HPL_ON_HOST), HPL_ERROR_INVALID_ARGUMENT, "acquired");
+    CHECK_OK(hpl_array_prefetch(ctx, x, HPL_ON_HOST)); /* a read of x, acquired for reading */
     /* Reading x (acquired for reading) goes on. */
     const uint32_t *px = th_access(ctx, x, HPL_READ);
     CHECK(px && px[5] == 11, "x[5] = %u during the read acquisition", px ? px[5] : 0);

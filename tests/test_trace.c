@@ -1240,6 +1240,24 @@ static void env_trace(const char *dir)
     CHECK(access(both, F_OK) != 0, "%s was written although it was not the first traced context", both);
     for (int i = 0; i < 2; i++)
         expect_gen_trace(files[i], info, devices, i + 1, i == 0 ? 0 : device);
+
+    /* A path that is no regular file (a link to /dev/null, standing for
+     * /dev/full and the like): a later context gets a warning and makes no
+     * numbered file beside it (no new file in /dev). */
+    char sink[4096], numbered_sink[4096];
+    snprintf(sink, sizeof sink, "%s/sink", dir);
+    snprintf(numbered_sink, sizeof numbered_sink, "%s/sink.4", dir);
+    if (CHECK(symlink("/dev/null", sink) == 0, "symlink %s", sink)) {
+        setenv("HPLVK_TRACE", sink, 1);
+        ctx = th_context("cpu:2");
+        unsetenv("HPLVK_TRACE");
+        th_last_warning(warning, sizeof warning);
+        CHECK(th_take_warnings() == 1 && th_contains(warning, "not a regular file") && th_contains(warning, sink),
+              "HPLVK_TRACE=%s for the process's fifth traced context: the warning reads \"%s\"", sink, warning);
+        CHECK_FAILS(hpl_trace_end(ctx), HPL_ERROR_INVALID_ARGUMENT, "no trace");
+        hpl_context_destroy(ctx);
+        CHECK(access(numbered_sink, F_OK) != 0, "%s was made beside a path that is no regular file", numbered_sink);
+    }
 }
 
 int main(void)

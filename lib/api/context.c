@@ -1,4 +1,5 @@
 /* Contexts: the Vulkan instance, validation, physical devices, teardown. */
+#include "config.h"
 #include "internal.h"
 
 #include <stdlib.h>
@@ -39,12 +40,6 @@ static bool layer_present(const char *name)
         found = !strcmp(layers[i].layerName, name);
     hpl__free(layers);
     return found;
-}
-
-static bool env_true(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
 }
 
 static int create_instance(hpl_context *ctx, bool validation)
@@ -155,7 +150,11 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
                                 HPL__HANDLE_SERIAL_MAX);
     if (rc == HPL_OK)
         rc = hpl__cache_init(&ctx->cache, desc->cache_dir, desc->no_disk_cache, &ctx->logger);
-    ctx->validation = desc->validation || env_true("HPLVK_VALIDATION");
+    bool validation = false;
+    if (rc == HPL_OK)
+        rc = hpl__parse_switch("HPLVK_VALIDATION", getenv("HPLVK_VALIDATION"), false, "no validation layer",
+                               "the validation layer", &validation);
+    ctx->validation = desc->validation || validation;
     if (rc == HPL_OK)
         rc = open_instance(ctx, desc);
     if (rc == HPL_OK)

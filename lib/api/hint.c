@@ -27,12 +27,18 @@ static int prefetch_to_device(hpl_context *ctx, hpl__array *a, int device)
     return rc;
 }
 
+/* Prefetch to the host: its read of the view is refused like a device's
+ * while the application's work may write it (an acquisition with
+ * HPL_WRITE). */
 static int prefetch_to_host(hpl_context *ctx, hpl__array *a)
 {
+    int rc = hpl__acquired_check(ctx, a->root, &a->box, HPL_READ);
+    if (rc != HPL_OK)
+        return rc;
     hpl__region r;
     hpl__region_init(&r);
-    int rc = hpl__region_set_box(&r, &a->box) ? hpl__fetch_to_host(ctx, a->root, &r)
-                                              : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    rc = hpl__region_set_box(&r, &a->box) ? hpl__fetch_to_host(ctx, a->root, &r)
+                                          : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     hpl__region_free(&r);
     return rc;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct hpl__trace {
     FILE *file;
@@ -414,7 +415,9 @@ int hpl_trace_end(hpl_context *ctx)
 
 /* The n-th (from 0) context of the process traced by HPLVK_TRACE=path
  * writes path itself, the next ones path with ".n" before its extension:
- * contexts alive together must not write one file. */
+ * contexts alive together must not write one file. A path that is there
+ * and is no regular file (/dev/null, a FIFO) is the first one's only: a
+ * numbered name beside it would be a new file in /dev, say. */
 static char *numbered(const char *path, unsigned n)
 {
     size_t len = strlen(path);
@@ -435,9 +438,19 @@ void hpl__trace_from_env(hpl_context *ctx)
     const char *value = getenv("HPLVK_TRACE");
     if (!value || !*value)
         return;
-    char *path = numbered(value, atomic_fetch_add(&contexts, 1));
-    int rc = path ? trace_start(ctx, path, "HPLVK_TRACE")
-                  : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    unsigned n = atomic_fetch_add(&contexts, 1);
+    struct stat st;
+    char *path = NULL;
+    int rc;
+    if (n && stat(value, &st) == 0 && !S_ISREG(st.st_mode))
+        rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                       "'%s' is not a regular file: only the process's first traced context writes it (no numbered "
+                       "file is made beside it)",
+                       value);
+    else if (!(path = numbered(value, n)))
+        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    else
+        rc = trace_start(ctx, path, "HPLVK_TRACE");
     if (rc != HPL_OK)
         hpl__log(&ctx->logger, HPL_LOG_WARNING, "HPLVK_TRACE: %s; no trace is recorded", hpl_last_error());
     hpl__free(path);
