@@ -1396,10 +1396,11 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      none ("run", "run.1"). A FILE that exists and is not
  *                      a regular file (/dev/null) is written by the first
  *                      context only: no numbered file is made beside it.
- *                      A file that cannot be opened for writing, and a
- *                      later context of such a FILE, is a warning naming
- *                      the variable, the path and the reason, and the
- *                      context runs untraced. Unset or "": no trace.
+ *                      A file that cannot be opened for writing is a
+ *                      warning naming the variable, the path and the
+ *                      reason, and so is a later context of a FILE that is
+ *                      no regular file; such a context runs untraced.
+ *                      Unset or "": no trace.
  * HPLVK_TRANSFER_LANE  where copies between the host and a device run:
  *                      "auto" (unset: the default) puts uploads of 4 MiB or
  *                      more per operation, and downloads of 4 MiB or more

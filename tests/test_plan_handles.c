@@ -159,7 +159,8 @@ static void destroyed_plans(hpl_context *ctx)
 {
     data d = make_data(ctx);
     hpl_plan *plan = NULL, *other = NULL;
-    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.partitioner = probe_parts, .user = &(probe){0}}, &plan)))
+    probe p = {0};
+    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.partitioner = probe_parts, .user = &p}, &plan)))
         return;
     clear_b(&d);
     CHECK_OK(eval(plan, &d));
@@ -308,7 +309,8 @@ static void partitioner_errors(hpl_context *ctx)
             CHECK_FAILS(eval(plan, &d), HPL_ERROR_OUT_OF_RANGE,
                         "the partitioner returned -17 (HPL_ERROR_OUT_OF_RANGE) without a failing hplvk call");
             const char *msg = hpl_last_error();
-            CHECK(!strstr(msg, "dims") && occurrences(msg, "partitioner") == 1 && occurrences(msg, "hpl_plan_eval") == 1,
+            CHECK(!strstr(msg, "dims") && occurrences(msg, "partitioner") == 1 &&
+                      occurrences(msg, "hpl_plan_eval") == 1,
                   "eval %d: the message reads \"%s\"", i, msg);
         }
         hpl_plan_destroy(plan);

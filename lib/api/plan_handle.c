@@ -94,8 +94,8 @@ static int plan_fail(const hpl_plan *token)
                          : gone[i] == GONE_WITH_CONTEXT ? " with its context (hpl_context_destroy)"
                                                         : " (hpl_plan_destroy)");
     }
-    return hpl__fail(HPL_ERROR_INVALID_HANDLE, "plan %p was never made (no hpl_plan_create or hpl_plan_copy returned it)",
-                     (const void *)token);
+    return hpl__fail(HPL_ERROR_INVALID_HANDLE,
+                     "plan %p was never made (no hpl_plan_create or hpl_plan_copy returned it)", (const void *)token);
 }
 
 int hpl__plan_pin(hpl_plan *token, bool exclusive, hpl__plan **out)

@@ -135,7 +135,7 @@ static int run_partitioned(hpl__plan *plan, const hpl_arg *args, size_t nargs, c
     for (int p = 0; rc == HPL_OK && p < count; p++, called++) {
         hpl__runner *r = &plan->runners[p];
         *r = (hpl__runner){.plan = plan, .device = plan->devices[pieces[p].device], .lo = pieces[p].lo,
-                          .hi = pieces[p].hi, .sub = &plan->subkernels[p]};
+                           .hi = pieces[p].hi, .sub = &plan->subkernels[p]};
         hpl_range ranges[3];
         for (int d = 0; d < 3; d++)
             ranges[d] = (hpl_range){0, whole[d] - 1};
