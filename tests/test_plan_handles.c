@@ -17,10 +17,15 @@
  *     with no prefix stacked; one whose call failed gets that call's
  *     message, prefixed once;
  *   - hpl_runner_subarray of a box the user made already with
- *     hpl_subarray uses it, and leaves it alive.
+ *     hpl_subarray uses it, and leaves it alive;
+ *   - two threads evaluate one plan (one eval at a time: the other is
+ *     refused) while a third destroys it: evals run, are refused or meet
+ *     the plan destroyed, nothing else, and those that ran are right.
  * Every eval's result is checked against the host (b[i] = 3 a[i] + i). */
 #include "harness.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -364,6 +369,69 @@ static void user_subarrays(hpl_context *ctx)
     free_data(&d);
 }
 
+/* ---- threads ---------------------------------------------------------------- */
+
+typedef struct racer {
+    hpl_plan *plan;
+    data *d;
+    int evals, ok, refused, stale, other;
+    _Atomic int *started;
+} racer;
+
+/* Evals of the plan on the racer's own arrays until the plan is stale:
+ * each one runs (HPL_OK), is refused while the other thread's eval runs,
+ * or meets the plan destroyed; nothing else. */
+static void *race(void *arg)
+{
+    racer *r = arg;
+    for (int i = 0; i < r->evals; i++) {
+        int rc = eval(r->plan, r->d);
+        if (i == 0)
+            (*r->started)++;
+        if (rc == HPL_OK)
+            r->ok++;
+        else if (rc == HPL_ERROR_INVALID_ARGUMENT && strstr(hpl_last_error(), "in an eval already"))
+            r->refused++;
+        else if (rc == HPL_ERROR_INVALID_HANDLE && strstr(hpl_last_error(), "destroyed (hpl_plan_destroy)"))
+            r->stale++;
+        else
+            r->other++;
+        if (rc == HPL_ERROR_INVALID_HANDLE)
+            break;
+    }
+    return NULL;
+}
+
+/* Two threads evaluate one plan while the main thread destroys it: the
+ * evals in flight finish (their results right), the later ones fail. */
+static void threads(hpl_context *ctx)
+{
+    data d[2] = {make_data(ctx), make_data(ctx)};
+    hpl_plan *plan = NULL;
+    if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.partitioner = rows_parts}, &plan)))
+        return;
+    _Atomic int started = 0;
+    racer r[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        clear_b(&d[i]);
+        r[i] = (racer){.plan = plan, .d = &d[i], .evals = 200, .started = &started};
+        CHECK(pthread_create(&t[i], NULL, race, &r[i]) == 0, "pthread_create");
+    }
+    while (started < 2)
+        sched_yield();
+    hpl_plan_destroy(plan);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(r[i].other == 0 && r[i].stale <= 1, "thread %d: %d evals ran, %d were refused, %d met the plan destroyed, "
+              "%d failed otherwise", i, r[i].ok, r[i].refused, r[i].stale, r[i].other);
+        if (r[i].ok)
+            expect_b(&d[i], "an eval racing with the plan's destruction");
+        free_data(&d[i]);
+    }
+    CHECK_FAILS(hpl_plan_reset(plan), HPL_ERROR_INVALID_HANDLE, "destroyed");
+}
+
 int main(void)
 {
     hpl_context *ctx = th_context("cpu:2");
@@ -373,5 +441,6 @@ int main(void)
     kept_runners(ctx);
     partitioner_errors(ctx);
     user_subarrays(ctx);
+    threads(ctx);
     return th_finish(ctx);
 }
