@@ -17,7 +17,8 @@
  *     with no prefix stacked; one whose call failed gets that call's
  *     message, prefixed once;
  *   - hpl_runner_subarray of a box the user made already with
- *     hpl_subarray uses it, and leaves it alive;
+ *     hpl_subarray uses it, and leaves it alive; a 17th subarray of one
+ *     runner is refused before it is made;
  *   - two threads evaluate one plan (one eval at a time: the other is
  *     refused) while a third destroys it: evals run, are refused or meet
  *     the plan destroyed, nothing else, and those that ran are right.
@@ -369,6 +370,32 @@ static void user_subarrays(hpl_context *ctx)
     free_data(&d);
 }
 
+/* 17 one-row subarrays of a: one past what a runner may ask for. */
+static int too_many_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
+{
+    (void)nargs, (void)user;
+    hpl_array x;
+    int rc = HPL_OK;
+    for (uint64_t i = 0; rc == HPL_OK && i < 17; i++)
+        rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({rg[0].first + i, rg[0].first + i}), &x);
+    return rc;
+}
+
+/* The 17th is refused before it is made: the eval fails and leaves a with
+ * no subarray. */
+static void too_many_subarrays(hpl_context *ctx)
+{
+    data d = make_data(ctx);
+    hpl_plan *plan = NULL;
+    if (CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.partitioner = too_many_parts}, &plan))) {
+        CHECK_FAILS(eval(plan, &d), HPL_ERROR_INVALID_ARGUMENT, "at most 16 subarrays");
+        CHECK(hpl_subarray_count(ctx, d.a) == 0, "a has %d subarrays after the failed eval, want 0",
+              hpl_subarray_count(ctx, d.a));
+        hpl_plan_destroy(plan);
+    }
+    free_data(&d);
+}
+
 /* ---- threads ---------------------------------------------------------------- */
 
 typedef struct racer {
@@ -441,6 +468,7 @@ int main(void)
     kept_runners(ctx);
     partitioner_errors(ctx);
     user_subarrays(ctx);
+    too_many_subarrays(ctx);
     threads(ctx);
     return th_finish(ctx);
 }
