@@ -1221,7 +1221,8 @@ typedef struct hpl_plan_desc {
 /* Makes a plan. HPL_ERROR_INVALID_ARGUMENT names a bad field (a device
  * listed twice, a share that is negative or not finite, shares with a
  * balancer, a parameter out of range); HPL_ERROR_UNKNOWN_DEVICE a device
- * that does not exist. */
+ * that does not exist; HPL_ERROR_UNSUPPORTED when the process's table of
+ * plans is full (some million plans alive at once). */
 HPL_API int hpl_plan_create(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan **out);
 /* A plan with plan's devices and current distribution (the shares it found,
  * as given shares, no balancer) and another partitioner (NULL: by
