@@ -53,7 +53,7 @@ int hpl__plan_register(hpl__plan *plan)
     pthread_mutex_lock(&lock);
     int rc = HPL_OK;
     if (gone_count < plans.count + 1) { /* room for the slot add may open */
-        uint32_t n = plans.count + 16;
+        uint32_t n = 2 * plans.count + 16;
         uint8_t *g = hpl__realloc(gone, n);
         if (g) {
             memset(g + gone_count, 0, n - gone_count);
