@@ -498,20 +498,26 @@ HPL_API int hpl_array_reduce(hpl_context *ctx, hpl_array array, hpl_reduction op
  * HPL, overlapping subarrays each keep their own possibly stale copy of the
  * overlap (the ghost region), refreshed by hand. In hplvk a subarray may be
  * created with an owned box (its interior): a write through it, by a kernel
- * or an assignment, makes only the owned box valid. Elements it writes
- * outside the owned box are treated as not written there: that copy of them
- * becomes invalid, and the next read of the ghost part fetches it from
- * wherever it is valid (another device's owned box, say). Stencils then need
- * no halo-exchange code: give each part its interior as owned box.
+ * or an assignment, writes only the owned box, and the next read of the
+ * rest (the ghost part) fetches it from wherever it is valid (another
+ * device's owned box, say). Stencils then need no halo-exchange code: give
+ * each part its interior as owned box.
  * Without an owned box the whole subarray counts as written, and two writes
  * whose boxes overlap are ordered in program order: never lost.
- * A zero-copy device (chapter 3) works on the one host copy, so there a
- * kernel's writes outside the owned box do land. The rule that gives the
- * same result on every device list: a kernel writes only the owned box
- * (x.owned_lo .. x.owned_hi, chapter 6). The parts of a multi-device eval
- * follow it by construction (each subkernel runs over the part it owns);
- * with validation on, a subkernel writing a neighbour's elements is
- * reported (section 7b).
+ *
+ * The rule: a kernel writes only the owned box (x.owned_lo .. x.owned_hi,
+ * chapter 6). A ghost element a kernel writes anyway holds afterwards
+ * either the value it had before the eval or the value written, on every
+ * kind of device; which one is unspecified. (The write is discarded where
+ * the library holds a valid copy of the element in another memory: always
+ * on a device with memory of its own; a zero-copy device, chapter 3, writes
+ * the host's copy, so there it stays where that copy was the only one.)
+ * Either way it is one value: every later read sees the same, through the
+ * array or any subarray, on the host or on a device, with or without
+ * hpl_finish before it, and the kernel never overwrites a later write of
+ * the element. The parts of a multi-device eval follow the rule by
+ * construction (each subkernel runs over the part it owns); with validation
+ * on, a subkernel writing a neighbour's elements is reported (section 7b).
  *
  * hpl_array_write of a subarray with a ghost part stores only the owned
  * box: the ghost elements of the source buffer are ignored (they are the

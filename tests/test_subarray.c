@@ -12,12 +12,13 @@
  *  - kernels on row blocks, column blocks, 1-D and 3-D ranges, nested
  *    subarrays, on devices 0 and 1, with x.dims / x.origin as the kernel sees
  *    them; two subarrays of one array in one eval;
- *  - owned boxes: ghost parts written by a kernel are not written; owned boxes
+ *  - owned boxes: ghost parts written by a kernel on a device with memory of
+ *    its own are not written (the discard chapter 4b allows); owned boxes
  *    decide overlaps; without owned boxes the later write wins;
  *  - only a subarray's missing elements move on a host read (hpl_stats);
  *    subarrays of user storage;
  *  - zero-copy replicas: views work, nothing moves, and writes outside an
- *    owned box land (the documented difference);
+ *    owned box land where the host's copy is the only one (chapter 4b);
  *  - errors, each with its code and a message naming the problem. */
 #include "harness.h"
 
@@ -1005,10 +1006,10 @@ static void lazy_and_user_storage(hpl_context *ctx, hpl_kernel inc2)
 /* ---- 8. zero-copy devices --------------------------------------------- */
 
 /* Two zero-copy replicas work on the one host copy: views behave the same,
- * nothing moves, and (chapter 4b) a kernel's writes outside its owned box
- * do land there. A device with memory of its own (a discrete GPU) cannot be
- * zero copy: ON leaves it with separate copies, where those writes do not
- * land and data moves. */
+ * nothing moves, and a kernel's writes outside its owned box land there, the
+ * host's copy being the only one (chapter 4b). A device with memory of its
+ * own (a discrete GPU) cannot be zero copy: ON leaves it with separate
+ * copies, where those writes do not land and data moves. */
 static void zero_copy_views(void)
 {
     hpl_context *ctx = th_context_desc(&(hpl_context_desc){.devices = "cpu:2", .zero_copy = HPL_ZERO_COPY_ON});

@@ -5,7 +5,8 @@
  *    random boxes (several per device) added and removed, and random
  *    operations: reads (plan_read, every step simulated in order on the model,
  *    then did_transfer with increasing timeline points, then did_read of the
- *    region), writes (did_write), touches (did_touch), invalidations,
+ *    region), writes (did_write), touches (did_touch), writes outside owned
+ *    boxes (did_scribble), invalidations,
  *    retirements of points (hpl__coherence_retire), and removals with or
  *    without saving to the host what only_here reports. Work on the host
  *    storage is the host's own (no point) or a zero-copy device's; one point
@@ -981,6 +982,34 @@ static void do_write(world *w, int k, const hpl__region *r, bits rb)
     ref_touch(k, rb, at, true);
 }
 
+/* Work may write r in memory k outside owned boxes: discarded wherever
+ * another memory holds an element valid; what the host storage alone holds
+ * is then whatever the work left there. */
+static void do_scribble(world *w, int k, const hpl__region *r, bits rb)
+{
+    model *m = &w->m;
+    hpl__point at = work_point(m, k);
+    char buf[160];
+    logf_("scribble m%d %s at {%d,%" PRIu64 "}", k, fmt_region(buf, sizeof buf, r), at.timeline, at.value);
+    CHECK(hpl__coherence_did_scribble(&w->c, k, r, at), "did_scribble returns true");
+    bits gone = {0};
+    FOR_EACH(e, rb) {
+        if (!bits_get(&m->valid[k], e))
+            continue;
+        bool elsewhere = false;
+        for (int j = 0; j < MAXMEM; j++)
+            elsewhere = elsewhere || (j != k && m->used[j] && bits_get(&m->valid[j], e));
+        if (k != HPL__HOST || elsewhere) {
+            bits_set(&gone, e);
+        } else {
+            m->newest[e] = next_value++;
+            m->value[k][e] = m->newest[e];
+        }
+    }
+    m->valid[k] = bits_minus(m->valid[k], gone);
+    ref_touch(k, rb, at, true);
+}
+
 static void do_invalidate(world *w, int k, const hpl__region *r, bits rb)
 {
     char buf[160];
@@ -1040,7 +1069,7 @@ static int device_memories(const model *m)
 }
 
 typedef struct rstats {
-    unsigned long sequences, ops, reads, writes, adds, removes, lost, invalidates, touches, retires;
+    unsigned long sequences, ops, reads, writes, adds, removes, lost, invalidates, touches, scribbles, retires;
 } rstats;
 
 static void random_sequence(const grid *g, int ops, rstats *st)
@@ -1094,12 +1123,18 @@ static void random_sequence(const grid *g, int ops, rstats *st)
             bits rb = random_region(&m->g, &m->box[k], &r, false);
             do_write(w, k, &r, rb);
             st->writes++;
-        } else if (kind < 86) {
+        } else if (kind < 83) {
             snprintf(context, sizeof context, "seq %lu op %d touch", st->sequences, op);
             int k = rng_below(4) == 0 ? HPL__HOST : random_used(m, true);
             bits rb = random_region(&m->g, &m->box[k], &r, true);
             do_touch(w, k, &r, rb);
             st->touches++;
+        } else if (kind < 86) {
+            snprintf(context, sizeof context, "seq %lu op %d scribble", st->sequences, op);
+            int k = rng_below(2) == 0 ? HPL__HOST : random_used(m, true);
+            bits rb = random_region(&m->g, &m->box[k], &r, true);
+            do_scribble(w, k, &r, rb);
+            st->scribbles++;
         } else if (kind < 91) {
             snprintf(context, sizeof context, "seq %lu op %d retire", st->sequences, op);
             do_retire(w);
@@ -1141,11 +1176,12 @@ static void test_random(int scale)
         for (int s = 0; s < sequences; s++)
             random_sequence(g, 60, &st);
         printf("random %dD %" PRIu64 "x%" PRIu64 "x%" PRIu64 ": %4lu sequences, %6lu ops (%lu reads, %lu writes, "
-               "%lu adds, %lu removes of which %lu lost data, %lu invalidates, %lu touches, %lu retires), steps %lu "
+               "%lu adds, %lu removes of which %lu lost data, %lu invalidates, %lu touches, %lu scribbles, %lu "
+               "retires), steps %lu "
                "within a device, %lu from the host, %lu staged, %lu to the host, wait queries %lu exact %lu "
                "bounded, %.2f s\n",
                g->ndims, g->n[0], g->n[1], g->n[2], st.sequences, st.ops, st.reads, st.writes, st.adds, st.removes,
-               st.lost, st.invalidates, st.touches, st.retires, steps_same_device, steps_from_host, steps_staged,
+               st.lost, st.invalidates, st.touches, st.scribbles, st.retires, steps_same_device, steps_from_host, steps_staged,
                steps_to_host, waits_exact, waits_bounded, (double)(hpl__now_ns() - t0) * 1e-9);
     }
 }

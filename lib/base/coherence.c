@@ -371,6 +371,22 @@ bool hpl__coherence_invalidate(hpl__coherence *c, int mem, const hpl__region *re
     return hpl__region_subtract(&c->mem[mem].valid, region);
 }
 
+bool hpl__coherence_did_scribble(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at)
+{
+    hpl__coherence_did_touch(c, mem, region, at);
+    if (mem != HPL__HOST)
+        return hpl__coherence_invalidate(c, mem, region);
+    /* The host storage keeps only what no other memory holds. */
+    hpl__region keep, drop;
+    hpl__region_init(&keep);
+    hpl__region_init(&drop);
+    bool ok = hpl__coherence_only_here(c, HPL__HOST, region, &keep) && hpl__region_copy(&drop, region) &&
+              hpl__region_subtract(&drop, &keep) && hpl__coherence_invalidate(c, HPL__HOST, &drop);
+    hpl__region_free(&keep);
+    hpl__region_free(&drop);
+    return ok;
+}
+
 int hpl__coherence_wait_points(const hpl__coherence *c, int mem, const hpl__region *region, bool for_write,
                                hpl__point *out, int count)
 {

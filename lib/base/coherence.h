@@ -154,6 +154,19 @@ void hpl__coherence_did_touch(hpl__coherence *c, int mem, const hpl__region *reg
 /* `region` of memory `mem` no longer holds valid data (a kernel wrote it
  * outside its owned box); other memories are unchanged. */
 bool hpl__coherence_invalidate(hpl__coherence *c, int mem, const hpl__region *region);
+/* Record that work `at` may have written `region` of memory `mem` outside
+ * owned boxes (a kernel's ghost part, hplvk.h 4b), which counts as no
+ * write: every later access there waits for it (hpl__coherence_did_touch),
+ * and afterwards each element of region has one value, whichever memory
+ * holds it. Such writes are discarded wherever another memory holds the
+ * element valid: in a device memory the region becomes invalid (callers
+ * save what only it holds first); in the host storage, which a zero-copy
+ * device writes directly, the elements another memory holds valid become
+ * invalid there, and the next fetch overwrites what was written. What the
+ * host storage alone holds has nowhere else to come from: what is there is
+ * the value, written or not. False on out-of-memory (the point is recorded
+ * all the same). */
+bool hpl__coherence_did_scribble(hpl__coherence *c, int mem, const hpl__region *region, hpl__point at);
 
 /* The points work must wait for before it reads (the writers) or writes
  * (writers and readers) `region` of memory `mem`; region NULL: all of the

@@ -110,9 +110,9 @@ static bool recorded_here(const hpl__binding *b, const hpl__transfer *t)
  * of what moves in (at its source) and of what it reads; the writers and
  * readers of what it writes (copies recorded here, the kernel's writes).
  * Work on other parts of the same memory is not waited for. The ghost part
- * of a written view counts as written in a device's own memory (the kernel
- * may scribble there); in the host storage, where it may not write, as read
- * under validation (copied aside before and after: ghost_check.c). */
+ * of a written view counts as written (the kernel may scribble there): in a
+ * device's own memory here; in the host storage when the operation was
+ * prepared (ghost_waits). */
 static void gather_waits(hpl__op *op, const hpl__binding *b)
 {
     const hpl__coherence *c = &b->root->coherence;
@@ -132,9 +132,20 @@ static void gather_waits(hpl__op *op, const hpl__binding *b)
      * writes them there. */
     if (!hpl__region_empty(&b->push.region))
         op->wait_count = hpl__coherence_wait_points(c, HPL__HOST, &b->push.region, true, op->waits, op->wait_count);
-    bool on_host = b->slot == HPL__HOST;
-    if (b->writes && (!on_host || op->ctx->validation))
-        op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->ghost, !on_host, op->waits, op->wait_count);
+    if (b->writes && b->slot != HPL__HOST)
+        op->wait_count = hpl__coherence_wait_points(c, b->slot, &b->ghost, true, op->waits, op->wait_count);
+}
+
+/* A zero-copy kernel may scribble on the ghost part in the host storage:
+ * after every earlier read and write there. Gathered before the eval's
+ * subkernels record: a sibling's owned box is this one's ghost, and waiting
+ * for the sibling would run the devices one after the other. (Within the
+ * eval such writes race with the sibling's: hplvk.h 7b.) */
+static void ghost_waits(hpl__op *op, const hpl__binding *b)
+{
+    if (b->writes && b->slot == HPL__HOST && !hpl__region_empty(&b->ghost))
+        op->wait_count =
+            hpl__coherence_wait_points(&b->root->coherence, HPL__HOST, &b->ghost, true, op->waits, op->wait_count);
 }
 
 /* Pushes larger than this are left to the reader: from 8 MiB a transfer
@@ -220,9 +231,12 @@ static int prepare_binding(hpl__op *op, hpl__binding *b)
 int hpl__op_prepare(hpl__op *op)
 {
     op->prepared = true;
+    op->wait_count = 0;
     int rc = HPL_OK;
     for (int i = 0; rc == HPL_OK && i < op->binding_count; i++)
         rc = prepare_binding(op, &op->bindings[i]);
+    for (int i = 0; rc == HPL_OK && i < op->binding_count; i++)
+        ghost_waits(op, &op->bindings[i]);
     return rc;
 }
 
@@ -312,8 +326,8 @@ int hpl__op_record(hpl__op *op, VkCommandBuffer *cb)
      * write the host storage where an earlier one works (a ghost part saved
      * there, held only by the later one's device, that the earlier one owns
      * and writes zero-copy). Per region, the subkernels recorded before this
-     * one (independent: hpl__subkernels_run) add no wait. */
-    op->wait_count = 0;
+     * one (independent: hpl__subkernels_run) add no wait. The waits for
+     * ghost parts in the host storage came with hpl__op_prepare. */
     for (int i = 0; i < op->binding_count; i++)
         gather_waits(op, &op->bindings[i]);
     uint64_t after = 0, xfer = 0;
@@ -359,14 +373,9 @@ static bool commit_binding(hpl_context *ctx, hpl__binding *b, hpl__point at)
     if (b->reads)
         hpl__coherence_did_read(c, b->slot, &b->read, at);
     /* A kernel may write its ghost part in its device's memory: discarded,
-     * but later copies there must come after it. On the host storage
-     * (zero-copy) it may not (the owner writes there); validation reads it. */
-    if (b->writes && b->slot != HPL__HOST) {
-        hpl__coherence_did_touch(c, b->slot, &b->ghost, at);
-        ok = ok && hpl__coherence_invalidate(c, b->slot, &b->ghost);
-    } else if (b->writes && ctx->validation) {
-        hpl__coherence_did_read(c, b->slot, &b->ghost, at);
-    }
+     * and later copies there come after it. In the host storage: settle. */
+    if (b->writes && b->slot != HPL__HOST)
+        ok = ok && hpl__coherence_did_scribble(c, b->slot, &b->ghost, at);
     if (b->writes)
         ok = ok && hpl__coherence_did_write(c, b->slot, &b->written, at);
     if (!hpl__region_empty(&b->push.region)) {
@@ -385,9 +394,21 @@ int hpl__op_submit(hpl__op *op, hpl__point *at)
     if (rc != HPL_OK)
         return rc;
     op->submitted = true;
+    op->at = *at;
     bool ok = true;
     for (int i = 0; i < op->binding_count; i++)
         ok = commit_binding(op->ctx, &op->bindings[i], *at) && ok;
+    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory recording an operation");
+}
+
+int hpl__op_settle(hpl__op *op)
+{
+    bool ok = true;
+    for (int i = 0; op->submitted && i < op->binding_count; i++) {
+        hpl__binding *b = &op->bindings[i];
+        if (b->writes && b->slot == HPL__HOST && !hpl__region_empty(&b->ghost))
+            ok = hpl__coherence_did_scribble(&b->root->coherence, HPL__HOST, &b->ghost, op->at) && ok;
+    }
     return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory recording an operation");
 }
 

@@ -8,6 +8,7 @@
  *   ... record the work into cb ...
  *   hpl__op_record_pushes(&op, cb);                // an eval's kernel: rows to send on (push.h)
  *   hpl__op_submit(&op, &at);                      // ends it, records coherence
+ *   hpl__op_settle(&op);                           // once the eval's other operations are submitted too
  *   hpl__op_release(&op);                          // always
  */
 #ifndef HPL_ACCESS_H
@@ -37,6 +38,7 @@ typedef struct hpl__op {
     hpl__point waits[HPL__MAX_TIMELINES];
     int wait_count;
     bool pushes; /* an eval's kernel on one of several devices: learns and pushes (push.h) */
+    hpl__point at; /* hpl__op_submit's */
     bool prepared, submitted; /* hpl__op_release: copies recorded that no coherence state knows */
 } hpl__op;
 
@@ -55,7 +57,8 @@ int hpl__op_bind(hpl__op *op, const hpl__view *view, hpl_access access, int *slo
  * on touched->box outside view->owned (its ghost). */
 int hpl__op_bind_within(hpl__op *op, const hpl__view *view, const hpl__view *touched, hpl_access access, int *slot);
 /* Plans what each memory lacks, submits the copies that go to the host
- * first, saves ghost parts valid nowhere else. */
+ * first, saves ghost parts valid nowhere else, and gathers the points the
+ * ghost parts in the host storage wait for. */
 int hpl__op_prepare(hpl__op *op);
 /* Gathers the points the operation waits for (per region, from the
  * coherence state as it is now: after every prepare of the eval) and starts
@@ -68,6 +71,12 @@ void hpl__op_record_pushes(hpl__op *op, VkCommandBuffer cb);
 /* Ends the operation (its point: *at) and records what moved, what was read
  * and what was written. */
 int hpl__op_submit(hpl__op *op, hpl__point *at);
+/* After hpl__op_submit of this operation and of every other operation of
+ * the same eval (the subkernels recorded after it must not wait for it):
+ * records what it may have written outside owned boxes in the host storage
+ * (a zero-copy device's ghost parts, hpl__coherence_did_scribble). Nothing
+ * for an operation that was not submitted. */
+int hpl__op_settle(hpl__op *op);
 void hpl__op_release(hpl__op *op);
 /* The device address of element `first` (root coordinates) of memory slot. */
 VkDeviceAddress hpl__op_address(const hpl__op *op, hpl__array *root, int slot, const uint64_t first[3]);

@@ -274,8 +274,9 @@ int hpl__subkernel_run(hpl_context *ctx, hpl__subkernel *s, const hpl_arg *args,
         rc = hpl__op_prepare(&s->op);
     if (rc == HPL_OK)
         rc = subkernel_submit(s, args, whole);
+    int settled = hpl__op_settle(&s->op);
     hpl__op_release(&s->op);
-    return rc;
+    return rc == HPL_OK ? settled : rc;
 }
 
 /* Does subkernel a write what subkernel b reads or writes (same root,
@@ -376,8 +377,11 @@ static int run_side_by_side(hpl_context *ctx, hpl__subkernel *s, const int *whic
         rc = reserve(ctx, s, which, m, ops);
     for (int k = 0; rc == HPL_OK && k < m; k++)
         rc = subkernel_submit(&s[which[k]], args, whole);
-    for (int k = 0; k < m; k++)
+    for (int k = 0; k < m; k++) {
+        int settled = hpl__op_settle(&s[which[k]].op);
+        rc = rc == HPL_OK ? settled : rc;
         hpl__op_release(&s[which[k]].op);
+    }
     return rc;
 }
 
