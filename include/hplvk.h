@@ -505,19 +505,21 @@ HPL_API int hpl_array_reduce(hpl_context *ctx, hpl_array array, hpl_reduction op
  * Without an owned box the whole subarray counts as written, and two writes
  * whose boxes overlap are ordered in program order: never lost.
  *
- * The rule: a kernel writes only the owned box (x.owned_lo .. x.owned_hi,
- * chapter 6). A ghost element a kernel writes anyway holds afterwards
- * either the value it had before the eval or the value written, on every
- * kind of device; which one is unspecified. (The write is discarded where
- * the library holds a valid copy of the element in another memory: always
- * on a device with memory of its own; a zero-copy device, chapter 3, writes
- * the host's copy, so there it stays where that copy was the only one.)
- * Either way it is one value: every later read sees the same, through the
- * array or any subarray, on the host or on a device, with or without
- * hpl_finish before it, and the kernel never overwrites a later write of
- * the element. The parts of a multi-device eval follow the rule by
- * construction (each subkernel runs over the part it owns); with validation
- * on, a subkernel writing a neighbour's elements is reported (section 7b).
+ * Writes into the ghost part. A kernel that writes only the owned box
+ * (x.owned_lo .. x.owned_hi, chapter 6) gives the same result on every
+ * device list. A ghost element a kernel writes holds afterwards either the
+ * value it had before the eval or the value written, on every kind of
+ * device; which one is unspecified. (The write is discarded where the
+ * library holds a valid copy of the element in another memory: always on a
+ * device with memory of its own; a zero-copy device, chapter 3, writes the
+ * host's copy, so there it stays where that copy was the only one.) Either
+ * way it is one value: every later read sees the same, through the array
+ * or any subarray, on the host or on a device, with or without hpl_finish
+ * before it, and the kernel never overwrites a later write of the element.
+ * Validation does not report such writes. It does report a subkernel of a
+ * multi-device eval that writes a neighbour's elements (section 7b), which
+ * the neighbour writes in the same eval; a kernel that writes only at its
+ * own position never does (each subkernel runs over the part it owns).
  *
  * hpl_array_write of a subarray with a ghost part stores only the owned
  * box: the ghost elements of the source buffer are ignored (they are the
