@@ -182,7 +182,9 @@ typedef struct hpl_vulkan_desc {
  * application counts as one more reader. A subarray with a ghost part (an
  * owned box smaller than itself) acquired with HPL_READ_WRITE gets its
  * ghost part as context: write only the owned box (what it writes outside
- * is treated as a kernel's halo writes are: not written).
+ * is treated as a kernel's writes into the ghost part are, hplvk.h 4b:
+ * each such element then holds its value from before or the one written,
+ * one value everywhere).
  *
  * The same (sub)array may be acquired several times at once for reading
  * (each release ends one acquisition of that (sub)array and device).

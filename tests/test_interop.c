@@ -18,6 +18,10 @@
  *     the READ acquisition; evals, host access, prefetches (to the device
  *     and to the host) and destroy that would race refused with a message
  *     naming the acquisition; all fine after release;
+ *   - a subarray with a ghost part acquired, all of it written by the
+ *     application's work, held back by a gate the host opens later: the
+ *     ghost elements hold one value, through a subarray, the whole array
+ *     and a kernel alike;
  *   - the same on a zero-copy context (the device works on the host's copy:
  *     the buffer is the imported host storage), made without create_info;
  *   - two VkDevices as two hplvk devices: a split eval, each part acquired on
@@ -41,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const uint32_t add_spv[] =
 #include "interop_add.spv.h"
@@ -329,15 +334,24 @@ static VkCommandBuffer app_begin(app_device *ad)
     return cb;
 }
 
+/* Non-zero: the next submission also waits for ad's timeline to reach this
+ * value, which the host signals (app_open_gate). */
+static uint64_t app_gate;
+
 /* Submits cb on the shared queue (inside the queue lock) waiting for the
  * buffers' hplvk points; returns the value of ad's timeline it signals. */
 static uint64_t app_submit(app_device *ad, VkCommandBuffer cb, const hpl_vulkan_buffer *const *bufs, int n)
 {
     vk_ok(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
-    VkSemaphore waits[2];
-    uint64_t values[2];
-    VkPipelineStageFlags stages[2] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT};
+    VkSemaphore waits[3];
+    uint64_t values[3];
+    VkPipelineStageFlags stages[3] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT};
     uint32_t w = 0;
+    if (app_gate) {
+        waits[w] = ad->timeline;
+        values[w++] = app_gate;
+    }
     for (int i = 0; i < n; i++) {
         if (!bufs[i]->timeline)
             continue;
@@ -417,6 +431,23 @@ static uint64_t app_add_desc(app_device *ad, const hpl_vulkan_buffer *b, uint32_
     vkCmdDispatch(cb, (count + 63) / 64, 1, 1);
     const hpl_vulkan_buffer *bufs[1] = {b};
     return app_submit(ad, cb, bufs, 1);
+}
+
+typedef struct gate {
+    app_device *ad;
+    uint64_t value;
+} gate;
+
+/* Signals the gate from the host a moment later (on its own thread). */
+static void *open_gate(void *arg)
+{
+    const gate *g = arg;
+    nanosleep(&(struct timespec){0, 300000000}, NULL);
+    VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                .semaphore = g->ad->timeline,
+                                .value = g->value};
+    vk_ok(vkSignalSemaphore(g->ad->device, &si), "vkSignalSemaphore");
+    return NULL;
 }
 
 /* ---- hplvk contexts on it ---------------------------------------------- */
@@ -574,6 +605,51 @@ static void subarrays(hpl_context *ctx, app_device *ad)
     CHECK_OK(hpl_kernel_destroy(ctx, k2));
 }
 
+/* A subarray with a ghost part acquired with HPL_READ_WRITE, all of it
+ * written by the application (+= 1000), its work held back until the host
+ * opens a gate: the ghost elements then hold one value (hplvk.h 4b), the
+ * same through a subarray of two of them and through the whole array, and
+ * the same again in a kernel on the device. */
+static void ghost_part(hpl_context *ctx, app_device *ad)
+{
+    hpl_kernel copy = th_kernel(ctx, "#include <hplvk.glsl>\n"
+                                     "hpl_args { hpl_in(uint, 1) x; hpl_out(uint, 1) y; };\n"
+                                     "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = hpl_at(x, i); }\n");
+    hpl_array x = iota(ctx, N, 0), y = th_array(ctx, HPL_UINT32, 2, 0, 0), s, two;
+    CHECK_OK(hpl_subarray_owned(ctx, x, HPL_RANGES({100, 199}), (const hpl_range[]){{110, 189}}, &s));
+    CHECK_OK(hpl_subarray(ctx, x, HPL_RANGES({100, 101}), &two));
+    hpl_vulkan_buffer b;
+    memset(&b, 0, sizeof b);
+    if (!CHECK_OK(hpl_array_vulkan_acquire(ctx, s, 0, HPL_READ_WRITE, &b)))
+        return;
+    gate g = {ad, ++ad->value};
+    app_gate = g.value;
+    uint64_t v = app_add(ad, &b, &b, 100, 1, 1000);
+    app_gate = 0;
+    CHECK_OK(hpl_array_vulkan_release(ctx, s, 0, ad->timeline, v));
+    pthread_t opener;
+    CHECK(pthread_create(&opener, NULL, open_gate, &g) == 0, "pthread_create");
+    uint32_t got2[2], whole[N], dev2[2];
+    CHECK_OK(hpl_array_read(ctx, two, got2, sizeof got2));
+    CHECK_OK(hpl_array_read(ctx, x, whole, sizeof whole));
+    pthread_join(opener, NULL);
+    CHECK_OK(hpl_eval(ctx, copy, NULL, HPL_ARGS(hpl_arr(two), hpl_arr(y))));
+    CHECK_OK(hpl_array_read(ctx, y, dev2, sizeof dev2));
+    for (uint32_t i = 0; i < N; i++) {
+        bool owned = i >= 110 && i <= 189, ghost = !owned && i >= 100 && i <= 199;
+        if (!CHECK(whole[i] == (owned ? i + 1000 : i) || (ghost && whole[i] == i + 1000),
+                   "x[%u] = %u after the application's += 1000 on the subarray [100, 199] owning [110, 189]", i,
+                   whole[i]))
+            break;
+    }
+    CHECK(got2[0] == whole[100] && got2[1] == whole[101] && dev2[0] == whole[100] && dev2[1] == whole[101],
+          "ghost elements 100, 101: %u %u through a subarray, %u %u through the array, %u %u on the device", got2[0],
+          got2[1], whole[100], whole[101], dev2[0], dev2[1]);
+    CHECK_OK(hpl_array_destroy(ctx, x));
+    CHECK_OK(hpl_array_destroy(ctx, y));
+    CHECK_OK(hpl_kernel_destroy(ctx, copy));
+}
+
 /* HPL_READ of x and HPL_WRITE of y at once: y = x + 10 by the application. */
 static void read_and_write(hpl_context *ctx, app_device *ad)
 {
@@ -673,6 +749,7 @@ static void one_device(app_device *ad, int zero_copy, bool with_create_info, con
     basic(ctx, ad);
     subarrays(ctx, ad);
     read_and_write(ctx, ad);
+    ghost_part(ctx, ad);
     errors(ctx);
     hpl_context_destroy(ctx);
     CHECK(atomic_load(&hplvk_submits) > before, "%s: hplvk never took the queue lock", what);

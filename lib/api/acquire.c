@@ -151,10 +151,13 @@ static int commit(hpl__array *a, const hpl__acquisition *q, hpl__point at)
     hpl__region_set_box(&r, &a->box); /* one box: inline, cannot fail */
     if (q->access & HPL_READ)
         hpl__coherence_did_read(c, q->slot, &r, at);
-    if (!(q->access & HPL_WRITE) || hpl__box_empty(&a->owned))
+    if (!(q->access & HPL_WRITE))
         return HPL_OK;
+    /* What it wrote outside the owned box is a kernel's ghost writes. */
+    bool ok = hpl__region_subtract_box(&r, &a->owned) && hpl__coherence_did_scribble(c, q->slot, &r, at);
     hpl__region_set_box(&r, &a->owned);
-    bool ok = hpl__coherence_did_write(c, q->slot, &r, at);
+    if (!hpl__box_empty(&a->owned))
+        ok = hpl__coherence_did_write(c, q->slot, &r, at) && ok;
     hpl__region_free(&r);
     return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
 }
