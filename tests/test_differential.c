@@ -998,6 +998,20 @@ static inline bool same(hpl_type t, const void *base, uint64_t i, int32_t want)
     return ((const int32_t *)base)[i] == want;
 }
 
+/* Element i as the model's integer (false: a float no integer equals). */
+static bool observed(hpl_type t, const void *base, uint64_t i, int32_t *out)
+{
+    if (t != HPL_FLOAT32) {
+        *out = ((const int32_t *)base)[i];
+        return true;
+    }
+    float f = ((const float *)base)[i];
+    if (!(f >= -2147483648.0f && f < 2147483648.0f) || f != (float)(int32_t)f)
+        return false;
+    *out = (int32_t)f;
+    return true;
+}
+
 static void fmt_val(hpl_type t, const void *base, uint64_t i, char *buf, size_t n)
 {
     if (t == HPL_FLOAT32)
@@ -1034,13 +1048,15 @@ static bool check_view(exec *e, int pos, int vid, const void *base, const uint64
                         continue;
                     uint64_t idx = i * s[0] + j * s[1] + k * s[2];
                     cell *want = &m[midx(rd, a0, a1, a2)];
+                    int32_t got = 0;
                     if (pass == 1) {
-                        *want = known(v->type == HPL_FLOAT32 ? (int32_t)((const float *)base)[idx]
-                                                             : ((const int32_t *)base)[idx]);
+                        observed(v->type, base, idx, &got);
+                        *want = known(got);
                         continue;
                     }
-                    bool ok = want->st == ANY || same(v->type, base, idx, want->v) ||
-                              (want->st == EITHER && same(v->type, base, idx, want->alt));
+                    bool ok = want->st == ANY ? observed(v->type, base, idx, &got)
+                                              : same(v->type, base, idx, want->v) ||
+                                                    (want->st == EITHER && same(v->type, base, idx, want->alt));
                     if (!ok && bad++ == 0) {
                         fi = i, fj = j, fk = k, fidx = idx, fwant = *want;
                     }
@@ -1051,6 +1067,8 @@ static bool check_view(exec *e, int pos, int vid, const void *base, const uint64
     fmt_val(v->type, base, fidx, got, sizeof got);
     if (fwant.st == EITHER)
         snprintf(wanted, sizeof wanted, "%d or %d", fwant.v, fwant.alt);
+    else if (fwant.st == ANY)
+        snprintf(wanted, sizeof wanted, "an integer");
     else
         snprintf(wanted, sizeof wanted, "%d", fwant.v);
     failf(e, pos,
