@@ -5,8 +5,9 @@
  *
  * This header is the manual. Chapters:
  *   1. Versions and errors        5. Kernels (host side)
- *   2. Contexts and threading     6. Kernels (GLSL side, <hplvk.glsl>)
- *   3. Devices                    7. eval: running a kernel
+ *   2. Contexts and threading     6. Kernels (GLSL side, <hplvk.glsl>),
+ *   3. Devices                       6c. bounds checks
+ *                                 7. eval: running a kernel
  *   4. Arrays, host access,       8. Environment variables
  *      subarrays, statistics      9. Traces
  * Vulkan interop (a context on the application's own VkDevices, and the
@@ -88,7 +89,8 @@ HPL_API uint32_t hpl_version(void);
     X(ERROR_VULKAN, -14, "Vulkan call failed")                                             \
     X(ERROR_TOO_LARGE, -15, "too large for the device")                                    \
     X(ERROR_INTERNAL, -16, "internal error")                                               \
-    X(ERROR_OUT_OF_RANGE, -17, "range outside the array")
+    X(ERROR_OUT_OF_RANGE, -17, "range outside the array")                                  \
+    X(ERROR_KERNEL_OUT_OF_BOUNDS, -18, "a kernel accessed an element outside its part")
 
 typedef enum hpl_result {
 #define HPL__RESULT_ENUM(name, code, text) HPL_##name = code,
@@ -175,6 +177,10 @@ typedef struct hpl_context_desc {
      * is made (Vulkan interop: <hplvk_vulkan.h>, which declares struct
      * hpl_vulkan_desc and says what changes; `devices` must then be NULL). */
     const struct hpl_vulkan_desc *vulkan;
+    /* Check every kernel's accesses on every device (chapter 6c), not only
+     * on CPU and zero-copy devices. Also HPLVK_BOUNDS_CHECK=1, and always
+     * under validation. */
+    bool bounds_check;
 } hpl_context_desc;
 
 typedef enum hpl_zero_copy {
@@ -292,6 +298,9 @@ typedef struct hpl_device_info {
                                     * (else, or under HPLVK_HOST_IMPORT=0, they are staged:
                                     * hpl_device_stats.staged_bytes) */
     bool zero_copy;                /* kernels work on the host's copy (hpl_context_desc.zero_copy, "+zc") */
+    bool bounds_checked;           /* its kernels' accesses are checked (chapter 6c): CPU and
+                                    * zero-copy devices always, every device under validation,
+                                    * hpl_context_desc.bounds_check or HPLVK_BOUNDS_CHECK=1 */
     bool shares_vkdevice;          /* on queues of a VkDevice that other logical devices of its physical
                                     * device use too (HPLVK_LOGICAL_DEVICES=queues, chapter 8) */
     uint64_t memory_limit;         /* bytes of arrays it may hold (hpl_context_desc.device_memory_limit) */
@@ -589,6 +598,8 @@ typedef struct hpl_device_stats {
                             * the host storage (no VK_EXT_external_memory_host, a pointer
                             * the driver refuses, a file mapping, or HPLVK_HOST_IMPORT=0): slower than
                             * one DMA, still overlapping memcpy and DMA */
+    uint64_t stray_accesses; /* accesses of kernels outside the part they were given, stopped
+                              * by bounds checks and reported (chapter 6c) */
 } hpl_device_stats;
 
 typedef struct hpl_stats {
@@ -784,6 +795,53 @@ HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint3
  * gl_LocalInvocationIndex, gl_WorkGroupID, gl_NumWorkGroups or
  * gl_WorkGroupSize runs in the domain's order. Which invocations share a
  * subgroup is not promised either way.
+ */
+
+/* ======================================================================
+ * 6c. Bounds checks: kernels that stray outside their part
+ * ======================================================================
+ *
+ * A kernel may touch only the elements of each argument present on its
+ * device: x.part_lo .. x.part_hi (all of x on one device; in a split eval
+ * the device's part and its halo). A first port often strays: a symmetric
+ * rank-k update with A split by rows also reads row j of A; a covariance
+ * writing c[j][i] beside c[i][j] writes rows of other devices; a kernel
+ * written for HPL's part-local indexing reads hpl_at(x, 0) as its part's
+ * first row. Such an access would read or write memory that is not the
+ * part's: another device's rows never fetched, another array's buffer, or,
+ * on the CPU, the process's own heap.
+ *
+ * On a device that checks, hpl_at(), hpl_at2(), hpl_at3() (and the
+ * hpl_part_at() forms, built on them) make no access outside the part: a
+ * stray read gives an unspecified value, a stray write is dropped, and
+ * nothing outside the part is touched. The first stray access is recorded,
+ * and the next call that waits for the work (hpl_finish, a host access:
+ * hpl_array_access, hpl_array_read, hpl_array_wait, a reduction) fails with
+ * HPL_ERROR_KERNEL_OUT_OF_BOUNDS and a message naming the kernel, the
+ * device, whether it read or wrote, the element (in the argument's
+ * coordinates), the array and the part's bounds, and saying what to do
+ * (replicate the argument, widen its halo, split another way, index like
+ * the whole array); the message is also logged at HPL_LOG_ERROR.
+ * hpl_device_stats.stray_accesses counts them. The arrays the kernel wrote
+ * then hold unspecified values where it strayed; the context stays usable,
+ * and each stray is reported once.
+ *
+ * Which devices check (hpl_device_info.bounds_checked):
+ *   - CPU devices and zero-copy devices, always: their parts are the
+ *     process's memory, which a stray write must never corrupt;
+ *   - every device under validation (HPLVK_VALIDATION=1,
+ *     hpl_context_desc.validation), with hpl_context_desc.bounds_check, or
+ *     with HPLVK_BOUNDS_CHECK=1: a mode to leave on in production, at the
+ *     cost of a compare per access (samples/RESULTS.md gives it per sample
+ *     on the GPU machine).
+ * Elsewhere (a GPU, without those) the checks compile away and a stray
+ * access is undefined: it may read or overwrite other arrays in that GPU's
+ * memory (never the host's: GPUs work on device memory of their own).
+ * Checks cover accesses through hpl_at*; a kernel indexing x.p.v[] itself,
+ * or SPIR-V not compiled with this <hplvk.glsl> (its specialization
+ * constant hplvk_checked, id 1001), runs unchecked on every device. Index
+ * expressions passed to hpl_at* are evaluated more than once: give them no
+ * side effects.
  */
 
 /* ======================================================================
@@ -1328,6 +1386,9 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      "0" (unset or "": the default) leaves it to the
  *                      description; other values make hpl_context_create
  *                      fail.
+ * HPLVK_BOUNDS_CHECK   1: check every kernel's accesses on every device
+ *                      (chapter 6c); 0 or unset: on CPU and zero-copy
+ *                      devices only (and every device under validation).
  * HPLVK_CACHE_DIR      cache directory; "off" disables the disk caches.
  *                      An entry that is corrupt is ignored with a warning;
  *                      one whose SPIR-V fails validation or reflection is

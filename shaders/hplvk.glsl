@@ -5,9 +5,10 @@
 // neither (and bump HPLVK_ABI_VERSION, which is part of every cache key).
 #ifndef HPLVK_GLSL
 #define HPLVK_GLSL 1
-#define HPLVK_ABI_VERSION 3
+#define HPLVK_ABI_VERSION 4
 
 #extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float64 : enable
 
@@ -20,10 +21,10 @@ layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 // first invocation and `domain` its size; `base` is the first invocation of
 // this dispatch inside the box (big boxes run as several dispatches).
 layout(push_constant) uniform hplvk_push_t {
-    uvec4 base;    // xyz: first invocation of this dispatch within the subkernel's box
+    uvec4 base;    // xyz: first invocation of this dispatch within the subkernel's box; w: the kernel's id
     uvec4 domain;  // xyz: the subkernel's box size
-    uvec4 offset;  // xyz: the box's start within the whole eval's domain
-    uvec4 global;  // xyz: the whole eval's domain size
+    uvec4 offset;  // xyz: the box's start within the whole eval's domain; w: bounds report address, low word
+    uvec4 global;  // xyz: the whole eval's domain size; w: bounds report address, high word
 } hplvk_push;
 
 // The order in which a dispatch walks the domain, set by the library
@@ -88,10 +89,100 @@ HPLVK_TYPE(double, 8)
 // The argument block: members in declaration order are the eval arguments.
 #define hpl_args layout(set = 0, binding = 0, std140) uniform hplvk_args_t
 
-#define hpl_at(a, i) a.p.v[((i) - a.part_lo) * a.stride.x]
-#define hpl_at2(a, i, j) a.p.v[((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y]
-#define hpl_at3(a, i, j, k) \
-    a.p.v[((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y + ((k) - a.part_lo.z) * a.stride.z]
+// Bounds checks (hplvk.h chapter 6c). The library sets hplvk_checked on
+// devices that check (CPU and other zero-copy devices always; every device
+// under validation or HPLVK_BOUNDS_CHECK): there hpl_at() makes no access
+// outside [part_lo, part_hi). A stray read gives an unspecified value and a
+// stray write lands in the device's report buffer's scratch; the invocation
+// keeps its first stray access in private variables (no branch, no atomic
+// per access: Lavapipe runs both sides of a branch) and main()'s wrapper
+// adds it to the report. Elsewhere the constant is false and drivers fold
+// the checks away: hpl_at() is then the plain access. Index expressions are
+// evaluated twice: no side effects.
+layout(constant_id = 1001) const bool hplvk_checked = false;
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer hplvk_report_t {
+    uint count;     // stray accesses seen
+    uint ready;     // 1 once the fields below describe the first one
+    uvec2 kernel;   // hplvk_push.base.w and .domain.w of its dispatch: the kernel's handle
+    uvec2 address;  // the argument's p
+    uint access;    // 1 read, 2 write, 3 read or write (the argument's access)
+    uint ndims;
+    uvec4 index;    // the element, in the argument's coordinates
+    uvec4 lo;       // the argument's part_lo
+    uvec4 hi;       // and part_hi
+    uvec4 scratch[4]; // where stray accesses go (byte 80)
+};
+uint hplvk_strays = 0u;       // this invocation's stray accesses
+uvec4 hplvk_stray_where;      // the first one: its argument's p (xy), access (z), ndims (w)
+uvec3 hplvk_stray_index, hplvk_stray_lo, hplvk_stray_hi;
+bool hplvk_out(uint i, uint lo, uint hi) { return i - lo >= hi - lo; }
+bool hplvk_out(uvec2 i, uvec2 lo, uvec2 hi) { return any(greaterThanEqual(i - lo, hi - lo)); }
+bool hplvk_out(uvec3 i, uvec3 lo, uvec3 hi) { return any(greaterThanEqual(i - lo, hi - lo)); }
+uvec2 hplvk_report_address() { return uvec2(hplvk_push.offset.w, hplvk_push.global.w); }
+// Counts a checked access (strays: outside its part), keeps the first stray
+// one, and returns where the access goes: p, or the report's scratch.
+uvec2 hplvk_check(bool strays, uvec2 p, uint access, uint n, uvec3 i, uvec3 lo, uvec3 hi)
+{
+    bool first = strays && hplvk_strays == 0u;
+    hplvk_stray_where = first ? uvec4(p, access, n) : hplvk_stray_where;
+    hplvk_stray_index = first ? i : hplvk_stray_index;
+    hplvk_stray_lo = first ? lo : hplvk_stray_lo;
+    hplvk_stray_hi = first ? hi : hplvk_stray_hi;
+    hplvk_strays += strays ? 1u : 0u;
+    uint carry;
+    uvec2 r = hplvk_report_address();
+    uint low = uaddCarry(r.x, 80u, carry);
+    return strays ? uvec2(low, r.y + carry) : p;
+}
+// main()'s wrapper, after the kernel: the invocation's strays into the report.
+void hplvk_report_strays()
+{
+    hplvk_report_t r = hplvk_report_t(hplvk_report_address());
+    if (atomicAdd(r.count, hplvk_strays) == 0u) {
+        r.kernel = uvec2(hplvk_push.base.w, hplvk_push.domain.w);
+        r.address = hplvk_stray_where.xy;
+        r.access = hplvk_stray_where.z;
+        r.ndims = hplvk_stray_where.w;
+        r.index = uvec4(hplvk_stray_index, 0u);
+        r.lo = uvec4(hplvk_stray_lo, 0u);
+        r.hi = uvec4(hplvk_stray_hi, 0u);
+        memoryBarrierBuffer();
+        atomicExchange(r.ready, 1u);
+    }
+}
+#define HPLVK_CHECK_N(T, TAG, ACC, N, U, E)                                                                     \
+    hplvk_##TAG##_##T hplvk_ref(hplvk_arr_##TAG##_##T##_##N a, U i)                                             \
+    {                                                                                                           \
+        if (!hplvk_checked)                                                                                     \
+            return a.p;                                                                                         \
+        return hplvk_##TAG##_##T(                                                                               \
+            hplvk_check(hplvk_out(i, a.part_lo, a.part_hi), uvec2(a.p), ACC, N, E(i), E(a.part_lo), E(a.part_hi))); \
+    }                                                                                                           \
+    bool hplvk_stays(hplvk_arr_##TAG##_##T##_##N a, U i) { return !hplvk_checked || !hplvk_out(i, a.part_lo, a.part_hi); }
+#define HPLVK_E1(x) uvec3(x, 0u, 0u)
+#define HPLVK_E2(x) uvec3(x, 0u)
+#define HPLVK_E3(x) (x)
+#define HPLVK_CHECK(T, TAG, ACC) \
+    HPLVK_CHECK_N(T, TAG, ACC, 1, uint, HPLVK_E1) HPLVK_CHECK_N(T, TAG, ACC, 2, uvec2, HPLVK_E2) HPLVK_CHECK_N(T, TAG, ACC, 3, uvec3, HPLVK_E3)
+#define HPLVK_CHECKS(T) HPLVK_CHECK(T, ro, 1u) HPLVK_CHECK(T, wo, 2u) HPLVK_CHECK(T, rw, 3u)
+HPLVK_CHECKS(float)
+HPLVK_CHECKS(int)
+HPLVK_CHECKS(uint)
+HPLVK_CHECKS(int64_t)
+HPLVK_CHECKS(uint64_t)
+HPLVK_CHECKS(double)
+
+// Element i (i, j / i, j, k) of a, in the argument's own coordinates. A
+// stray access (checked devices) goes to the report's scratch, at offset 0.
+#define hpl_at(a, i) hplvk_ref(a, uint(i)).v[hplvk_stays(a, uint(i)) ? ((i) - a.part_lo) * a.stride.x : 0u]
+#define hpl_at2(a, i, j)                                                                                 \
+    hplvk_ref(a, uvec2(i, j))                                                                            \
+        .v[hplvk_stays(a, uvec2(i, j)) ? ((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y : 0u]
+#define hpl_at3(a, i, j, k)                                                                                     \
+    hplvk_ref(a, uvec3(i, j, k))                                                                                \
+        .v[hplvk_stays(a, uvec3(i, j, k)) ? ((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y + \
+                                                ((k) - a.part_lo.z) * a.stride.z                                  \
+                                          : 0u]
 
 // HPL's part-local view: index 0 is the first element present on this
 // device (the part's, halo included), hpl_part_dims its extents.
@@ -183,7 +274,8 @@ double hpl_log_f64(double x)
 }
 
 // Mask invocations past the domain's edge: the kernel's main() is renamed
-// and called from here only for invocations inside the domain.
+// and called from here only for invocations inside the domain; then report
+// its stray accesses (bounds checks above).
 void hplvk_user_main();
 void main()
 {
@@ -192,6 +284,8 @@ void main()
         return;
 #endif
     hplvk_user_main();
+    if (hplvk_checked && hplvk_strays != 0u)
+        hplvk_report_strays();
 }
 #define main hplvk_user_main
 

@@ -565,7 +565,9 @@ int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool
     hpl__point points[HPL__MAX_TIMELINES];
     int n = rc == HPL_OK ? hpl__coherence_wait_points(&root->coherence, HPL__HOST, &r, for_write, points, 0) : 0;
     hpl__region_free(&r);
-    return rc == HPL_OK ? wait_retire(ctx, root, points, n) : rc;
+    if (rc == HPL_OK)
+        rc = wait_retire(ctx, root, points, n);
+    return rc == HPL_OK ? hpl__bounds_poll(ctx) : rc;
 }
 
 /* Makes the host storage hold the view (READ; WRITE: its ghost part, as
@@ -685,6 +687,8 @@ int hpl_array_wait(hpl_context *ctx, hpl_array handle)
         rc = wait_array(ctx, a->root);
     if (rc == HPL_OK && hpl__array_get(ctx, handle, &a) == HPL_OK)
         rc = hpl__take_error(ctx, a->root);
+    if (rc == HPL_OK)
+        rc = hpl__bounds_poll(ctx);
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_wait");
     HPL__UNLOCK(ctx);

@@ -166,6 +166,8 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
     if (rc == HPL_OK)
         rc = hpl__devices_configure(ctx, desc);
     if (rc == HPL_OK)
+        rc = hpl__bounds_configure(ctx, desc->bounds_check);
+    if (rc == HPL_OK)
         rc = hpl__exchange_configure(ctx);
     if (rc == HPL_OK)
         rc = hpl__push_configure(ctx);
@@ -192,6 +194,8 @@ int hpl_finish(hpl_context *ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_finish: ctx is NULL");
     HPL__LOCK(ctx);
     int rc = hpl__wait_idle(ctx);
+    if (rc == HPL_OK)
+        rc = hpl__bounds_poll(ctx);
     int deferred = hpl__context_take_error(ctx);
     if (rc == HPL_OK && deferred != HPL_OK)
         rc = hpl__fail(deferred, "hpl_finish: earlier asynchronous work failed: %s", hpl_error_string(deferred));

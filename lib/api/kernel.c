@@ -242,6 +242,8 @@ int hpl_kernel_create(hpl_context *ctx, const hpl_kernel_desc *desc, hpl_kernel 
     hpl__handle id = hpl__pool_add(&ctx->kernels, k);
     if (!id)
         kernel_free(ctx, k);
+    else
+        k->id = id;
     HPL__UNLOCK(ctx);
     if (!id)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_kernel_create: out of host memory");
@@ -401,17 +403,25 @@ int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const u
     if (!list)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     v->pipelines = list;
-    uint32_t values[4] = {local[0], local[1], local[2], (uint32_t)walk};
-    VkSpecializationMapEntry entries[4] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {HPL__WALK_SPEC_ID, 12, 4}};
-    VkSpecializationInfo spec = {
-        .mapEntryCount = v->reflection.walkable ? 4 : 3, .pMapEntries = entries, .dataSize = 16, .pData = values};
+    /* The local size when the library chooses it, the walk, bounds checks
+     * (constants a module lacks are ignored by the driver). */
+    const hpl__reflection *refl = &v->reflection;
+    uint32_t values[5] = {local[0], local[1], local[2], (uint32_t)walk, d->bounds_checked ? VK_TRUE : VK_FALSE};
+    VkSpecializationMapEntry all[5] = {
+        {0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {HPL__WALK_SPEC_ID, 12, 4}, {HPL__CHECKED_SPEC_ID, 16, 4}};
+    VkSpecializationMapEntry entries[5];
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < 5; i++)
+        if (i < 3 ? refl->local_size_choosable : i == 3 ? refl->walkable : refl->checkable)
+            entries[count++] = all[i];
+    VkSpecializationInfo spec = {.mapEntryCount = count, .pMapEntries = entries, .dataSize = 20, .pData = values};
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = module,
                   .pName = v->reflection.entry_point,
-                  .pSpecializationInfo = v->reflection.local_size_choosable ? &spec : NULL},
+                  .pSpecializationInfo = count ? &spec : NULL},
         .layout = d->pipeline_layout};
     hpl__pipeline *p = &v->pipelines[v->pipeline_count];
     VkResult r = vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &ci, NULL, &p->pipeline);

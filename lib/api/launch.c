@@ -245,6 +245,7 @@ void hpl__subkernel_init(hpl__subkernel *s, hpl__device *device, const hpl__kern
     s->variant = (hpl__variant *)hpl__kernel_variant_for(kernel, device);
     memset(s->views, 0, (size_t)s->variant->reflection.arg_count * sizeof s->views[0]);
     s->kernel_name = kernel->name;
+    s->kernel_id = kernel->id;
 }
 
 int hpl__subkernel_setup(hpl_context *ctx, hpl__subkernel *s, const uint32_t given_local[3])

@@ -505,13 +505,17 @@ static int reflect_walk(reflect_state *st, spvc_resources res, const uint32_t *s
         return spvc_fail(st, "specialization constants");
     bool has_walk = false;
     for (size_t i = 0; i < n; i++) {
-        if (sc[i].constant_id != HPL__WALK_SPEC_ID)
+        if (sc[i].constant_id != HPL__WALK_SPEC_ID && sc[i].constant_id != HPL__CHECKED_SPEC_ID)
             continue;
         spvc_constant c = spvc_compiler_get_constant_handle(comp, sc[i].id);
         spvc_type t = c ? spvc_compiler_get_type_handle(comp, spvc_constant_get_type(c)) : NULL;
         const char *name = spvc_compiler_get_name(comp, sc[i].id);
-        has_walk = t && spvc_type_get_basetype(t) == SPVC_BASETYPE_UINT32 && spvc_type_get_vector_size(t) == 1 &&
-                   spvc_type_get_columns(t) == 1 && name && !strcmp(name, "hplvk_walk");
+        bool scalar = t && spvc_type_get_vector_size(t) == 1 && spvc_type_get_columns(t) == 1 && name;
+        if (sc[i].constant_id == HPL__WALK_SPEC_ID)
+            has_walk = scalar && spvc_type_get_basetype(t) == SPVC_BASETYPE_UINT32 && !strcmp(name, "hplvk_walk");
+        else
+            out->checkable = scalar && spvc_type_get_basetype(t) == SPVC_BASETYPE_BOOLEAN &&
+                             !strcmp(name, "hplvk_checked");
     }
     out->walkable = has_walk;
     if (!has_walk)

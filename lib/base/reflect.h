@@ -30,6 +30,8 @@ enum {
  * walks the domain: hplvk.glsl's hplvk_walk, constant_id 1000 there too
  * (unit_walk fails if the two part). */
 #define HPL__WALK_SPEC_ID 1000
+/* And its bool hplvk_checked (chapter 6c: bounds checks). */
+#define HPL__CHECKED_SPEC_ID 1001
 
 /* Byte offsets of an array argument's fields inside the argument block. */
 typedef struct hpl__array_layout {
@@ -46,6 +48,8 @@ typedef struct hpl__reflection {
     bool local_size_choosable;           /* local size is specialization constants 0,1,2 */
     bool walkable;                       /* has the prelude's walk constant and reads no builtin
                                           * that shows the dispatch's order (hplvk.glsl) */
+    bool checkable;                      /* has the prelude's hplvk_checked constant: its
+                                          * hpl_at() accesses can be bounds-checked */
     bool needs_float64, needs_int64;     /* capabilities Float64 / Int64 */
     uint32_t features;                   /* HPL__FEATURE_* the module needs (validate.h) */
     uint64_t shared_bytes;               /* its Workgroup variables (validate.h) */

@@ -554,6 +554,7 @@ static void close_device(hpl_context *ctx, hpl__device *d)
     hpl__staging_close(d);
     hpl__timestamps_close(d);
     hpl__copy_close(d);
+    hpl__bounds_close(d);
     if (d->pipeline_cache)
         vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
     if (d->descriptor_pool)

@@ -111,6 +111,8 @@ static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection 
 
 /* ---- dispatches --------------------------------------------------------- */
 
+/* hplvk.glsl's hplvk_push: xyz the geometry; base.w and domain.w the
+ * kernel's handle, offset.w and global.w the device's bounds report. */
 typedef struct push_block {
     uint32_t base[4], domain[4], offset[4], global[4];
 } push_block;
@@ -122,7 +124,10 @@ typedef struct push_block {
 static void record_box(VkCommandBuffer cb, const hpl__subkernel *s, const uint64_t whole[3])
 {
     const hpl__device *d = s->device;
-    push_block push = {0};
+    push_block push = {.base[3] = (uint32_t)s->kernel_id,
+                       .domain[3] = (uint32_t)(s->kernel_id >> 32),
+                       .offset[3] = (uint32_t)d->report_address,
+                       .global[3] = (uint32_t)(d->report_address >> 32)};
     uint64_t groups[3], step[3];
     const int w = s->walk;
     for (int i = 0; i < 3; i++) {
@@ -249,6 +254,7 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
                                 &offset);
     }
     record_dispatches(s->op.ctx, cb, s, whole);
+    hpl__bounds_barrier(d, cb);
     d->kernel_ns = hpl__now_coarse_ns();
     hpl__ghost_check_after(d, cb, &ghosts);
     hpl__op_record_pushes(&s->op, cb);

@@ -213,6 +213,13 @@ typedef struct hpl__device {
     void *queue_lock_user;
 
     bool zero_copy;        /* kernels use the host storage directly */
+    /* Bounds checks (bounds.c): its kernels run with hplvk_checked set and
+     * report stray accesses in `report` (host-visible, mapped). */
+    bool bounds_checked;
+    VkBuffer report_buffer;
+    VkDeviceMemory report_memory;
+    uint32_t *report;
+    VkDeviceAddress report_address;
     /* Boxes of many short runs move by a kernel (copy.c): its pipelines for
      * 4- and 16-byte units; imports and staging slots get device addresses. */
     bool copy_kernel;
@@ -332,6 +339,7 @@ typedef struct hpl__kernel {
     hpl__variant variants[1 + HPL_MAX_VARIANTS]; /* [0] generic */
     int variant_count;
     char *name;
+    hpl__handle id; /* 0: one of the library's own */
 } hpl__kernel;
 
 /* ---- context ---------------------------------------------------------- */
@@ -775,6 +783,24 @@ int hpl__instance_evict(hpl_context *ctx, hpl__array *root, hpl__instance *inst)
 void hpl__instance_free(hpl_context *ctx, hpl__array *root, hpl__instance *inst);
 /* Sets each device's memory limit and zero-copy mode (context creation). */
 int hpl__devices_configure(hpl_context *ctx, const hpl_context_desc *desc);
+
+/* ---- bounds.c: bounds checks of kernels (hplvk.h chapter 6c) ------------ */
+
+/* Bytes of a device's bounds report (hplvk.glsl's hplvk_report_t and its scratch). */
+#define HPL__BOUNDS_REPORT_BYTES 256u
+/* Decides which devices check (asked: hpl_context_desc.bounds_check; else
+ * HPLVK_BOUNDS_CHECK; validation; CPU and zero-copy devices always) and
+ * makes their reports. After hpl__devices_configure. */
+int hpl__bounds_configure(hpl_context *ctx, bool asked);
+void hpl__bounds_close(hpl__device *d);
+/* After a checking device's dispatches: their report writes made visible
+ * to the host. Nothing on other devices. */
+void hpl__bounds_barrier(const hpl__device *d, VkCommandBuffer cb);
+/* Reads and clears the reports of work the host has waited for: the first
+ * stray access found is HPL_ERROR_KERNEL_OUT_OF_BOUNDS naming the kernel,
+ * the device, the element, the array and the part (also logged as an
+ * error); HPL_OK when there is none. Under the context lock. */
+int hpl__bounds_poll(hpl_context *ctx);
 
 /* builtin.c: the library's own kernels */
 /* Fills a's owned box with value (one element) on device, asynchronously. */

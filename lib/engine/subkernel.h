@@ -29,6 +29,7 @@ typedef struct hpl__subkernel {
     hpl__device *device;
     hpl__variant *variant;
     const char *kernel_name; /* for messages */
+    hpl__handle kernel_id;   /* its handle (0: the library's own): the bounds report names it */
     const hpl_arg *args;     /* NULL: the eval's; else its own (a plan's runner) */
     uint64_t global[3]; /* its domain */
     uint64_t offset[3]; /* where its domain starts in the whole eval's */

@@ -1,0 +1,170 @@
+/* Bounds checks of kernels (hplvk.h chapter 6c): which devices check, the
+ * report buffer each of them gives its kernels (shaders/hplvk.glsl,
+ * hplvk_report_t), and reading a stray access back as an error.
+ *
+ * A checking device runs its kernels with the prelude's hplvk_checked set:
+ * hpl_at() then makes no access outside the part an argument has on the
+ * device, sends it to the report's scratch instead, and records the first
+ * such access in the report. The report is host-visible and coherent; every
+ * command buffer with checked dispatches ends with a barrier that makes the
+ * report's writes visible to the host, so once the host has waited for the
+ * work (hpl_finish, a host access) hpl__bounds_poll finds them. */
+#include "config.h"
+#include "events.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The report's words (hplvk.glsl, hplvk_report_t, std430); its scratch
+ * follows at byte 80. */
+enum {
+    REPORT_COUNT = 0,
+    REPORT_READY = 1,
+    REPORT_KERNEL = 2, /* 2 words: the kernel's handle */
+    REPORT_ADDRESS = 4, /* 2 words */
+    REPORT_ACCESS = 6,
+    REPORT_NDIMS = 7,
+    REPORT_INDEX = 8, /* 4 words each */
+    REPORT_LO = 12,
+    REPORT_HI = 16,
+    REPORT_WORDS = 20,
+};
+
+int hpl__bounds_configure(hpl_context *ctx, bool asked)
+{
+    bool env = false;
+    int rc = hpl__parse_switch("HPLVK_BOUNDS_CHECK", getenv("HPLVK_BOUNDS_CHECK"), false,
+                               "check kernels' accesses on CPU and zero-copy devices only",
+                               "check every kernel's accesses on every device", &env);
+    if (rc != HPL_OK)
+        return rc;
+    bool all = asked || env || ctx->validation;
+    for (int i = 0; i < ctx->device_count; i++) {
+        hpl__device *d = &ctx->devices[i];
+        d->bounds_checked = all || d->zero_copy || d->info.type == HPL_DEVICE_CPU;
+        d->info.bounds_checked = d->bounds_checked;
+        if (!d->bounds_checked)
+            continue;
+        rc = hpl__buffer_create(d, HPL__BOUNDS_REPORT_BYTES, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                                    d->upload_memory_type, true, &d->report_buffer, &d->report_memory);
+        void *map = NULL;
+        if (rc == HPL_OK && vkMapMemory(d->device, d->report_memory, 0, VK_WHOLE_SIZE, 0, &map) != VK_SUCCESS)
+            rc = hpl__fail(HPL_ERROR_VULKAN, "device %s: vkMapMemory of the bounds report failed", d->info.name);
+        if (rc != HPL_OK)
+            return rc;
+        memset(map, 0, HPL__BOUNDS_REPORT_BYTES);
+        d->report = map;
+        VkBufferDeviceAddressInfo ai = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+                                        .buffer = d->report_buffer};
+        d->report_address = vkGetBufferDeviceAddress(d->device, &ai);
+    }
+    return HPL_OK;
+}
+
+void hpl__bounds_close(hpl__device *d)
+{
+    if (d->report_buffer)
+        vkDestroyBuffer(d->device, d->report_buffer, NULL);
+    if (d->report_memory)
+        vkFreeMemory(d->device, d->report_memory, NULL);
+    d->report_buffer = VK_NULL_HANDLE;
+    d->report_memory = VK_NULL_HANDLE;
+    d->report = NULL;
+}
+
+void hpl__bounds_barrier(const hpl__device *d, VkCommandBuffer cb)
+{
+    if (!d->bounds_checked)
+        return;
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &b, 0, NULL, 0,
+                         NULL);
+}
+
+/* The array whose memory on device d holds address p (an argument's
+ * pointer: its first element present there), or NULL. */
+static const hpl__array *array_at(hpl_context *ctx, const hpl__device *d, uint64_t p)
+{
+    for (uint32_t s = 0; s < ctx->arrays.count; s++) {
+        const hpl__array *a = ctx->arrays.slots[s].object;
+        if (!a || a->root != a)
+            continue;
+        for (int i = 0; i < a->instance_count; i++) {
+            const hpl__instance *inst = &a->instances[i];
+            if (inst->device == d->index && p >= inst->address && p - inst->address < inst->bytes)
+                return a;
+        }
+        const hpl__import *im = &a->imports[d->index];
+        if (im->address && p >= im->address && p - im->address < a->bytes)
+            return a;
+    }
+    return NULL;
+}
+
+static int put_coords(char *buf, size_t size, const uint32_t *v, uint32_t n)
+{
+    int len = snprintf(buf, size, "(");
+    for (uint32_t i = 0; i < n && i < 3; i++)
+        len += snprintf(buf + len, size - (size_t)len, "%s%" PRIu32, i ? ", " : "", v[i]);
+    return len + snprintf(buf + len, size - (size_t)len, ")");
+}
+
+/* The message of d's recorded stray access (report words r). */
+static void describe(hpl_context *ctx, const hpl__device *d, const uint32_t *r, char *msg, size_t size)
+{
+    static const char *const access[] = {"accessed", "read", "wrote", "read or wrote"};
+    uint64_t kernel_id = (uint64_t)r[REPORT_KERNEL] | (uint64_t)r[REPORT_KERNEL + 1] << 32;
+    const hpl__kernel *k = hpl__pool_get(&ctx->kernels, kernel_id);
+    uint64_t p = (uint64_t)r[REPORT_ADDRESS] | (uint64_t)r[REPORT_ADDRESS + 1] << 32;
+    const hpl__array *a = array_at(ctx, d, p);
+    uint32_t n = r[REPORT_NDIMS] >= 1 && r[REPORT_NDIMS] <= 3 ? r[REPORT_NDIMS] : 3;
+    char index[48], lo[48], hi[48];
+    put_coords(index, sizeof index, &r[REPORT_INDEX], n);
+    uint32_t last[3];
+    for (uint32_t i = 0; i < 3; i++)
+        last[i] = r[REPORT_HI + i] - 1;
+    put_coords(lo, sizeof lo, &r[REPORT_LO], n);
+    put_coords(hi, sizeof hi, last, n);
+    char array[96];
+    if (a)
+        snprintf(array, sizeof array, "array '%s'", a->name);
+    else
+        snprintf(array, sizeof array, "an array since freed");
+    snprintf(msg, size,
+             "kernel '%s' on device %d (%s) %s element %s of its argument bound to %s, outside the part the "
+             "subkernel was given, %s..%s (%" PRIu32 " stray access%s in all; none was made). A kernel may touch "
+             "only the part of each argument its device holds: replicate the argument (do not annotate it), widen "
+             "its halo (hpl_part(a, dim, overlap)), or split it along another dimension; index arrays like the "
+             "whole array (hpl_global_id), not from 0 in each part",
+             k ? k->name : kernel_id ? "(since destroyed)" : "(one of the library's)", d->index, d->info.name,
+             access[r[REPORT_ACCESS] & 3], index, array, lo, hi, r[REPORT_COUNT],
+             r[REPORT_COUNT] == 1 ? "" : "es");
+}
+
+int hpl__bounds_poll(hpl_context *ctx)
+{
+    int rc = HPL_OK;
+    for (int i = 0; i < ctx->device_count; i++) {
+        hpl__device *d = &ctx->devices[i];
+        volatile uint32_t *r = d->report;
+        if (!r || __atomic_load_n(&r[REPORT_READY], __ATOMIC_ACQUIRE) == 0)
+            continue;
+        uint32_t words[REPORT_WORDS];
+        for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+            words[w] = r[w];
+        r[REPORT_READY] = 0;
+        __atomic_store_n(&r[REPORT_COUNT], 0, __ATOMIC_RELEASE);
+        d->stats.stray_accesses += words[REPORT_COUNT];
+        if (rc != HPL_OK)
+            continue; /* the first device's is the error; the others' are counted */
+        char msg[768];
+        describe(ctx, d, words, msg, sizeof msg);
+        hpl__log(&ctx->logger, HPL_LOG_ERROR, "%s", msg);
+        rc = hpl__fail(HPL_ERROR_KERNEL_OUT_OF_BOUNDS, "%s", msg);
+    }
+    return rc;
+}
