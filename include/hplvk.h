@@ -598,8 +598,8 @@ typedef struct hpl_device_stats {
                             * the host storage (no VK_EXT_external_memory_host, a pointer
                             * the driver refuses, a file mapping, or HPLVK_HOST_IMPORT=0): slower than
                             * one DMA, still overlapping memcpy and DMA */
-    uint64_t stray_accesses; /* accesses of kernels outside the part they were given, stopped
-                              * by bounds checks and reported (chapter 6c) */
+    uint64_t stray_invocations; /* kernel invocations that accessed elements outside the part
+                                 * they were given, stopped by bounds checks (chapter 6c) */
 } hpl_device_stats;
 
 typedef struct hpl_stats {

@@ -16,15 +16,16 @@
 // unless the kernel declares layout(local_size_x = ...) in; itself.
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 
-// Per-dispatch launch geometry (64 bytes: fits Lavapipe's 128-byte limit).
+// Per-dispatch launch geometry (80 bytes: fits Lavapipe's 128-byte limit).
 // A subkernel runs over a box of the eval's whole domain: `offset` is its
 // first invocation and `domain` its size; `base` is the first invocation of
 // this dispatch inside the box (big boxes run as several dispatches).
 layout(push_constant) uniform hplvk_push_t {
-    uvec4 base;    // xyz: first invocation of this dispatch within the subkernel's box; w: the kernel's id
+    uvec4 base;    // xyz: first invocation of this dispatch within the subkernel's box
     uvec4 domain;  // xyz: the subkernel's box size
-    uvec4 offset;  // xyz: the box's start within the whole eval's domain; w: bounds report address, low word
-    uvec4 global;  // xyz: the whole eval's domain size; w: bounds report address, high word
+    uvec4 offset;  // xyz: the box's start within the whole eval's domain
+    uvec4 global;  // xyz: the whole eval's domain size
+    uvec4 check;   // bounds checks: xy the device's report address, zw the kernel's handle
 } hplvk_push;
 
 // The order in which a dispatch walks the domain, set by the library
@@ -89,76 +90,71 @@ HPLVK_TYPE(double, 8)
 // The argument block: members in declaration order are the eval arguments.
 #define hpl_args layout(set = 0, binding = 0, std140) uniform hplvk_args_t
 
-// Bounds checks (hplvk.h chapter 6c). The library sets hplvk_checked on
-// devices that check (CPU and other zero-copy devices always; every device
-// under validation or HPLVK_BOUNDS_CHECK): there hpl_at() makes no access
-// outside [part_lo, part_hi). A stray read gives an unspecified value and a
-// stray write lands in the device's report buffer's scratch; the invocation
-// keeps its first stray access in private variables (no branch, no atomic
-// per access: Lavapipe runs both sides of a branch) and main()'s wrapper
-// adds it to the report. Elsewhere the constant is false and drivers fold
-// the checks away: hpl_at() is then the plain access. Index expressions are
-// evaluated twice: no side effects.
-layout(constant_id = 1001) const bool hplvk_checked = false;
+// Bounds checks (hplvk.h chapter 6c). The library sets hplvk_checks on
+// devices that check: 1 on CPU and other zero-copy devices and under
+// HPLVK_BOUNDS_CHECK, 2 under validation. There hpl_at() makes no access
+// outside [part_lo, part_hi): a stray access goes to the part's first
+// element instead (x.p.v[0]). The invocation notes its stray accesses in
+// private variables, without a branch or an atomic per access (Lavapipe
+// runs both sides of a branch), and main()'s wrapper adds them to the
+// report; under 2 it keeps the first one's argument, element and part.
+// With 0 (the default) drivers fold the checks away: hpl_at() is the plain
+// access. Index expressions are evaluated twice: no side effects.
+layout(constant_id = 1001) const uint hplvk_checks = 0u;
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer hplvk_report_t {
-    uint count;     // stray accesses seen
-    uint ready;     // 1 once the fields below describe the first one
-    uvec2 kernel;   // hplvk_push.base.w and .domain.w of its dispatch: the kernel's handle
-    uvec2 address;  // the argument's p
-    uint access;    // 1 read, 2 write, 3 read or write (the argument's access)
-    uint ndims;
-    uvec4 index;    // the element, in the argument's coordinates
-    uvec4 lo;       // the argument's part_lo
+    uint count;     // invocations that strayed
+    uint ready;     // 1 once the fields below describe one of them
+    uvec2 kernel;   // hplvk_push.check.zw of its dispatch: the kernel's handle
+    uvec2 address;  // under 2: the argument's p
+    uint access;    // under 2: 1 read, 2 write, 3 read or write (the argument's access)
+    uint ndims;     // under 2: the argument's; 0: not recorded (hplvk_checks 1)
+    uvec4 index;    // under 2: the element, in the argument's coordinates
+    uvec4 lo;       // under 2: the argument's part_lo
     uvec4 hi;       // and part_hi
-    uvec4 scratch[4]; // where stray accesses go (byte 80)
 };
-uint hplvk_strays = 0u;       // this invocation's stray accesses
-uvec4 hplvk_stray_where;      // the first one: its argument's p (xy), access (z), ndims (w)
+bool hplvk_strayed = false; // this invocation made a stray access
+uvec4 hplvk_stray_where;    // under 2, the first one: its argument's p (xy), access (z), ndims (w)
 uvec3 hplvk_stray_index, hplvk_stray_lo, hplvk_stray_hi;
 bool hplvk_out(uint i, uint lo, uint hi) { return i - lo >= hi - lo; }
 bool hplvk_out(uvec2 i, uvec2 lo, uvec2 hi) { return any(greaterThanEqual(i - lo, hi - lo)); }
 bool hplvk_out(uvec3 i, uvec3 lo, uvec3 hi) { return any(greaterThanEqual(i - lo, hi - lo)); }
-uvec2 hplvk_report_address() { return uvec2(hplvk_push.offset.w, hplvk_push.global.w); }
-// Counts a checked access (strays: outside its part), keeps the first stray
-// one, and returns where the access goes: p, or the report's scratch.
-uvec2 hplvk_check(bool strays, uvec2 p, uint access, uint n, uvec3 i, uvec3 lo, uvec3 hi)
+// Notes a checked access (strays: outside its part); true when it stays.
+bool hplvk_check(bool strays, uvec2 p, uint access, uint n, uvec3 i, uvec3 lo, uvec3 hi)
 {
-    bool first = strays && hplvk_strays == 0u;
-    hplvk_stray_where = first ? uvec4(p, access, n) : hplvk_stray_where;
-    hplvk_stray_index = first ? i : hplvk_stray_index;
-    hplvk_stray_lo = first ? lo : hplvk_stray_lo;
-    hplvk_stray_hi = first ? hi : hplvk_stray_hi;
-    hplvk_strays += strays ? 1u : 0u;
-    uint carry;
-    uvec2 r = hplvk_report_address();
-    uint low = uaddCarry(r.x, 80u, carry);
-    return strays ? uvec2(low, r.y + carry) : p;
+    if (hplvk_checks == 2u) {
+        bool first = strays && !hplvk_strayed;
+        hplvk_stray_where = first ? uvec4(p, access, n) : hplvk_stray_where;
+        hplvk_stray_index = first ? i : hplvk_stray_index;
+        hplvk_stray_lo = first ? lo : hplvk_stray_lo;
+        hplvk_stray_hi = first ? hi : hplvk_stray_hi;
+    }
+    hplvk_strayed = hplvk_strayed || strays;
+    return !strays;
 }
-// main()'s wrapper, after the kernel: the invocation's strays into the report.
+// main()'s wrapper, after the kernel: an invocation that strayed, into the report.
 void hplvk_report_strays()
 {
-    hplvk_report_t r = hplvk_report_t(hplvk_report_address());
-    if (atomicAdd(r.count, hplvk_strays) == 0u) {
-        r.kernel = uvec2(hplvk_push.base.w, hplvk_push.domain.w);
-        r.address = hplvk_stray_where.xy;
-        r.access = hplvk_stray_where.z;
-        r.ndims = hplvk_stray_where.w;
-        r.index = uvec4(hplvk_stray_index, 0u);
-        r.lo = uvec4(hplvk_stray_lo, 0u);
-        r.hi = uvec4(hplvk_stray_hi, 0u);
+    hplvk_report_t r = hplvk_report_t(hplvk_push.check.xy);
+    if (atomicAdd(r.count, 1u) == 0u) {
+        r.kernel = hplvk_push.check.zw;
+        if (hplvk_checks == 2u) {
+            r.address = hplvk_stray_where.xy;
+            r.access = hplvk_stray_where.z;
+            r.ndims = hplvk_stray_where.w;
+            r.index = uvec4(hplvk_stray_index, 0u);
+            r.lo = uvec4(hplvk_stray_lo, 0u);
+            r.hi = uvec4(hplvk_stray_hi, 0u);
+        }
         memoryBarrierBuffer();
         atomicExchange(r.ready, 1u);
     }
 }
-#define HPLVK_CHECK_N(T, TAG, ACC, N, U, E)                                                                     \
-    hplvk_##TAG##_##T hplvk_ref(hplvk_arr_##TAG##_##T##_##N a, U i)                                             \
-    {                                                                                                           \
-        if (!hplvk_checked)                                                                                     \
-            return a.p;                                                                                         \
-        return hplvk_##TAG##_##T(                                                                               \
-            hplvk_check(hplvk_out(i, a.part_lo, a.part_hi), uvec2(a.p), ACC, N, E(i), E(a.part_lo), E(a.part_hi))); \
-    }                                                                                                           \
-    bool hplvk_stays(hplvk_arr_##TAG##_##T##_##N a, U i) { return !hplvk_checked || !hplvk_out(i, a.part_lo, a.part_hi); }
+#define HPLVK_CHECK_N(T, TAG, ACC, N, U, E)                                                                  \
+    bool hplvk_stays(hplvk_arr_##TAG##_##T##_##N a, U i)                                                     \
+    {                                                                                                        \
+        return hplvk_checks == 0u ||                                                                         \
+               hplvk_check(hplvk_out(i, a.part_lo, a.part_hi), uvec2(a.p), ACC, N, E(i), E(a.part_lo), E(a.part_hi)); \
+    }
 #define HPLVK_E1(x) uvec3(x, 0u, 0u)
 #define HPLVK_E2(x) uvec3(x, 0u)
 #define HPLVK_E3(x) (x)
@@ -172,17 +168,15 @@ HPLVK_CHECKS(int64_t)
 HPLVK_CHECKS(uint64_t)
 HPLVK_CHECKS(double)
 
-// Element i (i, j / i, j, k) of a, in the argument's own coordinates. A
-// stray access (checked devices) goes to the report's scratch, at offset 0.
-#define hpl_at(a, i) hplvk_ref(a, uint(i)).v[hplvk_stays(a, uint(i)) ? ((i) - a.part_lo) * a.stride.x : 0u]
-#define hpl_at2(a, i, j)                                                                                 \
-    hplvk_ref(a, uvec2(i, j))                                                                            \
-        .v[hplvk_stays(a, uvec2(i, j)) ? ((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y : 0u]
+// Element i (i, j / i, j, k) of a, in the argument's own coordinates (a
+// stray access on a checking device: a.p.v[0] instead).
+#define hpl_at(a, i) a.p.v[hplvk_stays(a, uint(i)) ? ((i) - a.part_lo) * a.stride.x : 0u]
+#define hpl_at2(a, i, j) \
+    a.p.v[hplvk_stays(a, uvec2(i, j)) ? ((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y : 0u]
 #define hpl_at3(a, i, j, k)                                                                                     \
-    hplvk_ref(a, uvec3(i, j, k))                                                                                \
-        .v[hplvk_stays(a, uvec3(i, j, k)) ? ((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y + \
-                                                ((k) - a.part_lo.z) * a.stride.z                                  \
-                                          : 0u]
+    a.p.v[hplvk_stays(a, uvec3(i, j, k)) ? ((i) - a.part_lo.x) * a.stride.x + ((j) - a.part_lo.y) * a.stride.y + \
+                                               ((k) - a.part_lo.z) * a.stride.z                                  \
+                                         : 0u]
 
 // HPL's part-local view: index 0 is the first element present on this
 // device (the part's, halo included), hpl_part_dims its extents.
@@ -284,7 +278,7 @@ void main()
         return;
 #endif
     hplvk_user_main();
-    if (hplvk_checked && hplvk_strays != 0u)
+    if (hplvk_checks != 0u && hplvk_strayed)
         hplvk_report_strays();
 }
 #define main hplvk_user_main

@@ -406,7 +406,7 @@ int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const u
     /* The local size when the library chooses it, the walk, bounds checks
      * (constants a module lacks are ignored by the driver). */
     const hpl__reflection *refl = &v->reflection;
-    uint32_t values[5] = {local[0], local[1], local[2], (uint32_t)walk, d->bounds_checked ? VK_TRUE : VK_FALSE};
+    uint32_t values[5] = {local[0], local[1], local[2], (uint32_t)walk, d->bounds_checks};
     VkSpecializationMapEntry all[5] = {
         {0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {HPL__WALK_SPEC_ID, 12, 4}, {HPL__CHECKED_SPEC_ID, 16, 4}};
     VkSpecializationMapEntry entries[5];

@@ -15,7 +15,6 @@
 #include <string.h>
 
 /* The prelude's hplvk_push block: 4 x uvec4 (shaders/hplvk.glsl). */
-#define HPL__PUSH_CONSTANT_BYTES 64
 
 typedef struct reflect_state {
     spvc_context ctx;
@@ -410,8 +409,8 @@ static int reflect_resources(reflect_state *st, spvc_resources res, hpl__reflect
         else
             return reject_resource(st, "uniform block", &ubos[i]);
     }
-    /* Push constants: the prelude's 64-byte launch geometry block (eval
-     * pushes exactly that); a bigger block could not be fed. */
+    /* Push constants: the prelude's launch geometry block (eval pushes
+     * exactly that); a bigger block could not be fed. */
     const spvc_reflected_resource *pcs = NULL;
     size_t npc = 0;
     if (spvc_resources_get_resource_list_for_type(res, SPVC_RESOURCE_TYPE_PUSH_CONSTANT, &pcs, &npc) != SPVC_SUCCESS)
@@ -421,11 +420,11 @@ static int reflect_resources(reflect_state *st, spvc_resources res, hpl__reflect
         spvc_type t = spvc_compiler_get_type_handle(st->comp, pcs[i].base_type_id);
         if (!t || spvc_compiler_get_declared_struct_size(st->comp, t, &size) != SPVC_SUCCESS)
             return spvc_fail(st, "push constant block size");
-        if (size > HPL__PUSH_CONSTANT_BYTES)
+        if (size > HPL__PUSH_BYTES)
             return hpl__fail(HPL_ERROR_KERNEL_SIGNATURE,
                              "the kernel's push constant block '%s' is %zu bytes; hplvk kernels use only the "
-                             "prelude's %d-byte block (launch geometry) and take arguments through hpl_args",
-                             pcs[i].name ? pcs[i].name : "", size, HPL__PUSH_CONSTANT_BYTES);
+                             "prelude's %u-byte block (launch geometry) and take arguments through hpl_args",
+                             pcs[i].name ? pcs[i].name : "", size, HPL__PUSH_BYTES);
     }
     out->arg_count = 0;
     out->args_size = 0;
@@ -514,8 +513,8 @@ static int reflect_walk(reflect_state *st, spvc_resources res, const uint32_t *s
         if (sc[i].constant_id == HPL__WALK_SPEC_ID)
             has_walk = scalar && spvc_type_get_basetype(t) == SPVC_BASETYPE_UINT32 && !strcmp(name, "hplvk_walk");
         else
-            out->checkable = scalar && spvc_type_get_basetype(t) == SPVC_BASETYPE_BOOLEAN &&
-                             !strcmp(name, "hplvk_checked");
+            out->checkable = scalar && spvc_type_get_basetype(t) == SPVC_BASETYPE_UINT32 &&
+                             !strcmp(name, "hplvk_checks");
     }
     out->walkable = has_walk;
     if (!has_walk)

@@ -26,12 +26,17 @@ enum {
     HPL__ARRAY_FIELDS
 };
 
+/* Bytes of the prelude's push constant block (hplvk.glsl's hplvk_push):
+ * the pipeline layout's range; a kernel's own block may not be larger. */
+#define HPL__PUSH_BYTES 80u
+
 /* The prelude's specialization constant for the order in which a dispatch
  * walks the domain: hplvk.glsl's hplvk_walk, constant_id 1000 there too
  * (unit_walk fails if the two part). */
 #define HPL__WALK_SPEC_ID 1000
-/* And its bool hplvk_checked (chapter 6c: bounds checks). */
+/* And its uint hplvk_checks (chapter 6c: bounds checks; values HPL__CHECKS_*). */
 #define HPL__CHECKED_SPEC_ID 1001
+enum { HPL__CHECKS_OFF = 0, HPL__CHECKS_ON = 1, HPL__CHECKS_DETAILED = 2 };
 
 /* Byte offsets of an array argument's fields inside the argument block. */
 typedef struct hpl__array_layout {
@@ -48,7 +53,7 @@ typedef struct hpl__reflection {
     bool local_size_choosable;           /* local size is specialization constants 0,1,2 */
     bool walkable;                       /* has the prelude's walk constant and reads no builtin
                                           * that shows the dispatch's order (hplvk.glsl) */
-    bool checkable;                      /* has the prelude's hplvk_checked constant: its
+    bool checkable;                      /* has the prelude's hplvk_checks constant: its
                                           * hpl_at() accesses can be bounds-checked */
     bool needs_float64, needs_int64;     /* capabilities Float64 / Int64 */
     uint32_t features;                   /* HPL__FEATURE_* the module needs (validate.h) */

@@ -40,12 +40,14 @@ int hpl__bounds_configure(hpl_context *ctx, bool asked)
                                "check every kernel's accesses on every device", &env);
     if (rc != HPL_OK)
         return rc;
-    bool all = asked || env || ctx->validation;
+    bool all = asked || env;
     for (int i = 0; i < ctx->device_count; i++) {
         hpl__device *d = &ctx->devices[i];
-        d->bounds_checked = all || d->zero_copy || d->info.type == HPL_DEVICE_CPU;
-        d->info.bounds_checked = d->bounds_checked;
-        if (!d->bounds_checked)
+        d->bounds_checks = ctx->validation                                          ? HPL__CHECKS_DETAILED
+                           : all || d->zero_copy || d->info.type == HPL_DEVICE_CPU ? HPL__CHECKS_ON
+                                                                                   : HPL__CHECKS_OFF;
+        d->info.bounds_checked = d->bounds_checks != HPL__CHECKS_OFF;
+        if (!d->info.bounds_checked)
             continue;
         rc = hpl__buffer_create(d, HPL__BOUNDS_REPORT_BYTES, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
                                     d->upload_memory_type, true, &d->report_buffer, &d->report_memory);
@@ -76,7 +78,7 @@ void hpl__bounds_close(hpl__device *d)
 
 void hpl__bounds_barrier(const hpl__device *d, VkCommandBuffer cb)
 {
-    if (!d->bounds_checked)
+    if (d->bounds_checks == HPL__CHECKS_OFF)
         return;
     VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
@@ -121,28 +123,33 @@ static void describe(hpl_context *ctx, const hpl__device *d, const uint32_t *r, 
     const hpl__kernel *k = hpl__pool_get(&ctx->kernels, kernel_id);
     uint64_t p = (uint64_t)r[REPORT_ADDRESS] | (uint64_t)r[REPORT_ADDRESS + 1] << 32;
     const hpl__array *a = array_at(ctx, d, p);
-    uint32_t n = r[REPORT_NDIMS] >= 1 && r[REPORT_NDIMS] <= 3 ? r[REPORT_NDIMS] : 3;
-    char index[48], lo[48], hi[48];
-    put_coords(index, sizeof index, &r[REPORT_INDEX], n);
-    uint32_t last[3];
-    for (uint32_t i = 0; i < 3; i++)
-        last[i] = r[REPORT_HI + i] - 1;
-    put_coords(lo, sizeof lo, &r[REPORT_LO], n);
-    put_coords(hi, sizeof hi, last, n);
     char array[96];
-    if (a)
-        snprintf(array, sizeof array, "array '%s'", a->name);
-    else
-        snprintf(array, sizeof array, "an array since freed");
-    snprintf(msg, size,
-             "kernel '%s' on device %d (%s) %s element %s of its argument bound to %s, outside the part the "
-             "subkernel was given, %s..%s (%" PRIu32 " stray access%s in all; none was made). A kernel may touch "
-             "only the part of each argument its device holds: replicate the argument (do not annotate it), widen "
-             "its halo (hpl_part(a, dim, overlap)), or split it along another dimension; index arrays like the "
-             "whole array (hpl_global_id), not from 0 in each part",
-             k ? k->name : kernel_id ? "(since destroyed)" : "(one of the library's)", d->index, d->info.name,
-             access[r[REPORT_ACCESS] & 3], index, array, lo, hi, r[REPORT_COUNT],
-             r[REPORT_COUNT] == 1 ? "" : "es");
+    snprintf(array, sizeof array, a ? "array '%s'" : "an array since freed", a ? a->name : "");
+    int len = snprintf(msg, size, "kernel '%s' on device %d (%s) ",
+                       k ? k->name : kernel_id ? "(since destroyed)" : "(one of the library's)", d->index, d->info.name);
+    uint32_t n = r[REPORT_NDIMS];
+    if (n >= 1 && n <= 3) {
+        char index[48], lo[48], hi[48];
+        uint32_t last[3];
+        for (uint32_t i = 0; i < 3; i++)
+            last[i] = r[REPORT_HI + i] - 1;
+        put_coords(index, sizeof index, &r[REPORT_INDEX], n);
+        put_coords(lo, sizeof lo, &r[REPORT_LO], n);
+        put_coords(hi, sizeof hi, last, n);
+        len += snprintf(msg + len, size - (size_t)len,
+                        "%s element %s of its argument bound to %s, outside the part the subkernel was given, %s..%s",
+                        access[r[REPORT_ACCESS] & 3], index, array, lo, hi);
+    } else {
+        len += snprintf(msg + len, size - (size_t)len,
+                        "accessed elements outside the parts the subkernel was given (under validation, "
+                        "HPLVK_VALIDATION=1, the report names the argument, the element and the part)");
+    }
+    snprintf(msg + len, size - (size_t)len,
+             " (%" PRIu32 " invocation%s strayed; their stray accesses went to the part's first element). A kernel may touch only the part of "
+             "each argument its device holds: replicate the argument (do not annotate it), widen its halo "
+             "(hpl_part(a, dim, overlap)), or split it along another dimension; index arrays like the whole array "
+             "(hpl_global_id), not from 0 in each part",
+             r[REPORT_COUNT], r[REPORT_COUNT] == 1 ? "" : "s");
 }
 
 int hpl__bounds_poll(hpl_context *ctx)
@@ -158,7 +165,7 @@ int hpl__bounds_poll(hpl_context *ctx)
             words[w] = r[w];
         r[REPORT_READY] = 0;
         __atomic_store_n(&r[REPORT_COUNT], 0, __ATOMIC_RELEASE);
-        d->stats.stray_accesses += words[REPORT_COUNT];
+        d->stats.stray_invocations += words[REPORT_COUNT];
         if (rc != HPL_OK)
             continue; /* the first device's is the error; the others' are counted */
         char msg[768];

@@ -145,7 +145,7 @@ typedef struct copy_push {
     uint64_t src_pitch[2], dst_pitch[2]; /* bytes */
     uint32_t runs, run_units, n1;
 } copy_push;
-_Static_assert(sizeof(copy_push) <= HPL__PUSH_SIZE, "the copy kernel's push constants fit the pipeline layout");
+_Static_assert(sizeof(copy_push) <= HPL__PUSH_BYTES, "the copy kernel's push constants fit the pipeline layout");
 
 /* The unit (4 or 16 bytes) in which the copy kernel moves box shape s
  * between the layouts' addresses src and dst (of their first elements), or

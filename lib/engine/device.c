@@ -289,7 +289,7 @@ static int create_layouts(hpl__device *d)
     VkResult r = vkCreateDescriptorSetLayout(d->device, &sci, NULL, &d->set_layout);
     if (r != VK_SUCCESS)
         return hpl__vk_error(r, "vkCreateDescriptorSetLayout");
-    VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = HPL__PUSH_SIZE};
+    VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = HPL__PUSH_BYTES};
     VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                       .setLayoutCount = 1,
                                       .pSetLayouts = &d->set_layout,

@@ -111,11 +111,13 @@ static void write_args(uint8_t *block, const hpl__op *op, const hpl__reflection 
 
 /* ---- dispatches --------------------------------------------------------- */
 
-/* hplvk.glsl's hplvk_push: xyz the geometry; base.w and domain.w the
- * kernel's handle, offset.w and global.w the device's bounds report. */
+/* hplvk.glsl's hplvk_push: the geometry, then for bounds checks the
+ * device's report and the kernel's handle. */
 typedef struct push_block {
     uint32_t base[4], domain[4], offset[4], global[4];
+    uint64_t report, kernel;
 } push_block;
+_Static_assert(sizeof(push_block) == HPL__PUSH_BYTES, "the prelude's push constants");
 
 /* Big domains exceed maxComputeWorkGroupCount: run them as several
  * dispatches, each told its first invocation through the push constants.
@@ -124,10 +126,7 @@ typedef struct push_block {
 static void record_box(VkCommandBuffer cb, const hpl__subkernel *s, const uint64_t whole[3])
 {
     const hpl__device *d = s->device;
-    push_block push = {.base[3] = (uint32_t)s->kernel_id,
-                       .domain[3] = (uint32_t)(s->kernel_id >> 32),
-                       .offset[3] = (uint32_t)d->report_address,
-                       .global[3] = (uint32_t)(d->report_address >> 32)};
+    push_block push = {.report = d->report_address, .kernel = s->kernel_id};
     uint64_t groups[3], step[3];
     const int w = s->walk;
     for (int i = 0; i < 3; i++) {

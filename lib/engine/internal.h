@@ -130,7 +130,6 @@ typedef struct hpl__timestamps {
 
 #define HPL__ARG_CHUNK_SIZE (64u * 1024u)
 /* HPL__ARG_RANGE (reflect.h): the descriptor range, the largest argument block. */
-#define HPL__PUSH_SIZE 64u
 
 typedef struct hpl__device {
     int index;
@@ -213,9 +212,10 @@ typedef struct hpl__device {
     void *queue_lock_user;
 
     bool zero_copy;        /* kernels use the host storage directly */
-    /* Bounds checks (bounds.c): its kernels run with hplvk_checked set and
-     * report stray accesses in `report` (host-visible, mapped). */
-    bool bounds_checked;
+    /* Bounds checks (bounds.c): its kernels run with hplvk_checks set to
+     * this (HPL__CHECKS_*) and report stray accesses in `report`
+     * (host-visible, mapped). */
+    uint32_t bounds_checks;
     VkBuffer report_buffer;
     VkDeviceMemory report_memory;
     uint32_t *report;

@@ -48,7 +48,7 @@ int hpl_stats_get(hpl_context *ctx, hpl_stats *out)
         t->resident_bytes += s->resident_bytes;
         t->peak_bytes += s->peak_bytes;
         t->operations += s->operations;
-        t->stray_accesses += s->stray_accesses;
+        t->stray_invocations += s->stray_invocations;
         t->submissions += s->submissions;
         t->transfer_submissions += s->transfer_submissions;
         t->staged_bytes += s->staged_bytes;
