@@ -813,17 +813,19 @@ HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint3
  *
  * On a device that checks, hpl_at(), hpl_at2(), hpl_at3() (and the
  * hpl_part_at() forms, built on them) make no access outside the part: a
- * stray read gives an unspecified value, a stray write is dropped, and
- * nothing outside the part is touched. The first stray access is recorded,
+ * stray access goes to the part's first element instead (x.part_lo), so a
+ * stray read gives that element and a stray write may overwrite it; nothing
+ * outside the part is touched. Each invocation that strayed is counted,
  * and the next call that waits for the work (hpl_finish, a host access:
- * hpl_array_access, hpl_array_read, hpl_array_wait, a reduction) fails with
- * HPL_ERROR_KERNEL_OUT_OF_BOUNDS and a message naming the kernel, the
- * device, whether it read or wrote, the element (in the argument's
- * coordinates), the array and the part's bounds, and saying what to do
- * (replicate the argument, widen its halo, split another way, index like
- * the whole array); the message is also logged at HPL_LOG_ERROR.
- * hpl_device_stats.stray_accesses counts them. The arrays the kernel wrote
- * then hold unspecified values where it strayed; the context stays usable,
+ * hpl_array_access, hpl_array_read, hpl_array_wait, a reduction) fails
+ * with HPL_ERROR_KERNEL_OUT_OF_BOUNDS and a message naming the kernel and
+ * the device and saying what to do (replicate the argument, widen its
+ * halo, split another way, index like the whole array); under validation
+ * it also names whether the kernel read or wrote, the argument's array,
+ * the element (in the argument's coordinates) and the part's bounds. The
+ * message is also logged at HPL_LOG_ERROR, and
+ * hpl_device_stats.stray_invocations counts the invocations. The arrays
+ * the kernel wrote then hold unspecified values; the context stays usable,
  * and each stray is reported once.
  *
  * Which devices check (hpl_device_info.bounds_checked):
@@ -831,15 +833,15 @@ HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint3
  *     process's memory, which a stray write must never corrupt;
  *   - every device under validation (HPLVK_VALIDATION=1,
  *     hpl_context_desc.validation), with hpl_context_desc.bounds_check, or
- *     with HPLVK_BOUNDS_CHECK=1: a mode to leave on in production, at the
- *     cost of a compare per access (samples/RESULTS.md gives it per sample
- *     on the GPU machine).
+ *     with HPLVK_BOUNDS_CHECK=1: a mode to leave on in production. It costs
+ *     a compare and a select per access, measured per sample by
+ *     samples/bench_bounds.sh (figures in README, Benchmarks).
  * Elsewhere (a GPU, without those) the checks compile away and a stray
  * access is undefined: it may read or overwrite other arrays in that GPU's
- * memory (never the host's: GPUs work on device memory of their own).
+ * memory (never the host's: such a GPU works on device memory of its own).
  * Checks cover accesses through hpl_at*; a kernel indexing x.p.v[] itself,
  * or SPIR-V not compiled with this <hplvk.glsl> (its specialization
- * constant hplvk_checked, id 1001), runs unchecked on every device. Index
+ * constant hplvk_checks, id 1001), runs unchecked on every device. Index
  * expressions passed to hpl_at* are evaluated more than once: give them no
  * side effects.
  */
