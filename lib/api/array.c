@@ -538,17 +538,17 @@ int hpl__take_error(hpl_context *ctx, hpl__array *root)
     /* A device that failed holds (or reads) it: its copy is lost. */
     const hpl__device *failed = NULL;
     for (int i = 0; !failed && i < root->instance_count; i++)
-        if (ctx->devices[root->instances[i].device].error)
+        if (hpl__device_error(&ctx->devices[root->instances[i].device]))
             failed = &ctx->devices[root->instances[i].device];
     for (int i = 0; !failed && i < ctx->device_count; i++)
-        if (root->imports[i].buffer && ctx->devices[i].error)
+        if (root->imports[i].buffer && hpl__device_error(&ctx->devices[i]))
             failed = &ctx->devices[i];
     if (!failed)
         return HPL_OK;
     char cause[160];
-    return hpl__fail(failed->error, "array '%s' is on device %s, which failed earlier: %s%s", root->name,
-                     failed->info.name, hpl_error_string(failed->error),
-                     hpl__device_failure_cause(failed, cause, sizeof cause));
+    int error = hpl__device_error(failed);
+    return hpl__fail(error, "array '%s' is on device %s, which failed earlier: %s%s", root->name, failed->info.name,
+                     hpl_error_string(error), hpl__device_failure_cause(failed, cause, sizeof cause));
 }
 
 int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool fetch, bool for_write)

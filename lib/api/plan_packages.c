@@ -148,7 +148,7 @@ static int launch_one(package_run *run, int i, bool *launched)
     HPL__LOCK(plan->ctx);
     if (rc == HPL_OK)
         rc = hpl__batch_flush(d);
-    pk->value = d->submitted;
+    pk->value = hpl__device_submitted(d);
     pk->serial_to = hpl__events_next_serial(plan->ctx);
     HPL__UNLOCK(plan->ctx);
     run->lo[i] = HPL__MIN(run->lo[i], piece.lo);
@@ -206,7 +206,7 @@ static int wait_any(package_run *run, bool *any)
             int timeline = plan->devices[i];
             HPL__LOCK(plan->ctx);
             uint64_t reached = hpl__timeline_completed(plan->ctx, timeline);
-            int error = plan->ctx->devices[timeline].error;
+            int error = hpl__device_error(&plan->ctx->devices[timeline]);
             HPL__UNLOCK(plan->ctx);
             if (error)
                 return hpl__fail(error, "device %d failed while running packages", timeline);

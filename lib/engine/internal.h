@@ -40,7 +40,7 @@ typedef struct hpl__lane {
     VkQueue queue;
     uint32_t family;
     VkSemaphore timeline;
-    uint64_t submitted; /* guarded by the device's batch_lock */
+    uint64_t submitted; /* written under the device's batch_lock, atomically: read without it too */
     /* Signalled by the progress thread once work of other devices a lane
      * submission waits for is done (a download into host rows another
      * device still reads): like the compute queue's gate. */
@@ -159,7 +159,7 @@ typedef struct hpl__device {
 
     /* Timeline of the compute queue: value n is the n-th submission. */
     VkSemaphore timeline;
-    uint64_t submitted;
+    uint64_t submitted; /* written under batch_lock, atomically: hpl__device_submitted reads it without */
     uint64_t kernel_ns; /* host time (coarse) its last kernel was recorded (0: none yet), under
                            the context lock: how long it has idled, for the plans' warm clocks */
     /* Host-signalled timeline the progress thread advances when work this
@@ -200,6 +200,9 @@ typedef struct hpl__device {
     uint32_t chunk_count, chunk_current;
 
     VkPipelineCache pipeline_cache;
+    /* Set from any thread (the progress and submit threads too), read
+     * from any: only through hpl__device_fail(_after) and
+     * hpl__device_error / hpl__device_failed_after. */
     int error;        /* sticky: device lost */
     int failed_after; /* 1 + the index of the device whose failure voided this one's work; 0: none */
     hpl__submitter *submitter; /* submitter.c; NULL before the context is made */
@@ -415,8 +418,30 @@ static inline void hpl__device_fail_after(hpl__device *d, const hpl__device *cau
 {
     if (d == cause || __atomic_load_n(&d->error, __ATOMIC_ACQUIRE))
         return;
-    d->failed_after = cause->index + 1;
+    __atomic_store_n(&d->failed_after, cause->index + 1, __ATOMIC_RELAXED); /* two threads may both get here */
     hpl__device_fail(d, HPL_ERROR_DEVICE_LOST);
+}
+
+/* d's sticky error (0: none), from any thread. Acquire order: whoever sees
+ * it sees what the failing thread did before (failed_after included). */
+static inline int hpl__device_error(const hpl__device *d)
+{
+    return __atomic_load_n(&d->error, __ATOMIC_ACQUIRE);
+}
+
+/* 1 + the index of the device whose failure voided d's work (0: none);
+ * meaningful once hpl__device_error(d) was seen set. */
+static inline int hpl__device_failed_after(const hpl__device *d)
+{
+    return __atomic_load_n(&d->failed_after, __ATOMIC_RELAXED);
+}
+
+/* The compute timeline value d submitted last, read without its
+ * batch_lock: it only grows, so a value read may be stale (lower), which
+ * at worst makes a flush that was not needed. */
+static inline uint64_t hpl__device_submitted(const hpl__device *d)
+{
+    return __atomic_load_n(&d->submitted, __ATOMIC_ACQUIRE);
 }
 
 /* vk.c */

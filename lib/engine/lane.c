@@ -136,7 +136,7 @@ int hpl__lane_submit(hpl__device *d, uint64_t after, uint64_t gate, uint64_t *va
         /* Refused, the value is signalled from the host all the same
          * (submitter.c), and the device is lost. */
         r = hpl__submit(d, &s);
-        l->submitted = s.value;
+        __atomic_store_n(&l->submitted, s.value, __ATOMIC_RELEASE); /* read without the lock too */
         cmd->value = s.value;
         hpl__events_submitted(d, hpl__lane_point(d, s.value));
         d->stats.transfer_submissions++;

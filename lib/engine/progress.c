@@ -79,8 +79,9 @@ static void look(const hpl__progress *p, uint64_t *done)
 {
     for (int i = 0; i < p->ctx->device_count; i++) {
         hpl__device *d = &p->ctx->devices[i];
-        done[i] = d->error ? UINT64_MAX : hpl__device_completed(d);
-        done[HPL__LANE + i] = d->error ? UINT64_MAX : d->xfer.on ? hpl__semaphore_value(d, d->xfer.timeline) : 0;
+        bool failed = hpl__device_error(d);
+        done[i] = failed ? UINT64_MAX : hpl__device_completed(d);
+        done[HPL__LANE + i] = failed ? UINT64_MAX : d->xfer.on ? hpl__semaphore_value(d, d->xfer.timeline) : 0;
     }
 }
 
@@ -97,7 +98,7 @@ static hpl__device *failed_of(const hpl__progress *p, const request *r)
 {
     for (int i = 0; i < r->count; i++) {
         hpl__device *d = hpl__timeline_device(p->ctx, r->points[i].timeline);
-        if (__atomic_load_n(&d->error, __ATOMIC_ACQUIRE))
+        if (hpl__device_error(d))
             return d;
     }
     return NULL;
@@ -138,7 +139,7 @@ static void serve(hpl__progress *p, int gate, const action *a)
      * work computes from what never ran, so it fails too, before the gate
      * opens (a wait that sees its values reached then sees the failure). */
     if (a->failed) {
-        hpl__context_record_error(ctx, a->failed->error);
+        hpl__context_record_error(ctx, hpl__device_error(a->failed));
         if (a->gate_value)
             hpl__device_fail_after(d, a->failed);
     }

@@ -62,14 +62,14 @@ int hpl__host_storage_import(hpl_context *ctx, hpl__array *root, int device)
     bool addressed = d->zero_copy || d->copy_kernel;
     if (rc == HPL_OK)
         rc = hpl__host_import(d, root->host, root->bytes, addressed, &im->buffer, &im->memory, &im->offset);
-    if (rc != HPL_OK && rc != HPL_ERROR_OUT_OF_HOST_MEMORY && addressed && !d->zero_copy && !d->error) {
+    if (rc != HPL_OK && rc != HPL_ERROR_OUT_OF_HOST_MEMORY && addressed && !d->zero_copy && !hpl__device_error(d)) {
         addressed = false; /* imported without an address, its strided copies are copy regions */
         rc = hpl__host_import(d, root->host, root->bytes, false, &im->buffer, &im->memory, &im->offset);
     }
     /* The driver refused this memory (a file mapping, say): transfers go
      * through staging slots instead. A zero-copy device has no other way to
      * reach it: its kernels run on it. */
-    if (rc != HPL_OK && rc != HPL_ERROR_OUT_OF_HOST_MEMORY && !d->zero_copy && !d->error) {
+    if (rc != HPL_OK && rc != HPL_ERROR_OUT_OF_HOST_MEMORY && !d->zero_copy && !hpl__device_error(d)) {
         hpl__log(&ctx->logger, HPL_LOG_INFO, "array '%s': device %s cannot import its host memory (%s); staging its copies",
                  root->name, d->info.name, hpl_last_error());
         im->staged = true;

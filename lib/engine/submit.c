@@ -30,7 +30,7 @@ void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value)
 
 VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
 {
-    if (value > d->submitted && hpl__batch_flush(d) != HPL_OK)
+    if (value > hpl__device_submitted(d) && hpl__batch_flush(d) != HPL_OK)
         return VK_ERROR_DEVICE_LOST;
     return hpl__semaphore_wait(d, d->timeline, value);
 }
@@ -195,7 +195,7 @@ int hpl__device_reserve(hpl_context *ctx, hpl__device *d, uint32_t n)
 static void batch_prepare(hpl__device *d)
 {
     pthread_mutex_lock(&d->batch_lock);
-    if (!d->batch && !d->batch_next && !d->error) {
+    if (!d->batch && !d->batch_next && !hpl__device_error(d)) {
         hpl__cmd *cmd = NULL;
         if (hpl__ring_begin(d->device, &d->ring, hpl__device_completed(d), &cmd) == HPL_OK)
             d->batch_next = cmd;
@@ -274,7 +274,7 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
      * lost for good, and the value is signalled from the host all the same
      * (submitter.c): waits for it must not hang. */
     r = hpl__submit(d, &s);
-    d->submitted = s.value;
+    __atomic_store_n(&d->submitted, s.value, __ATOMIC_RELEASE); /* read without the lock too */
     d->stats.submissions++;
     cmd->value = s.value;
     return r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "vkQueueSubmit");
@@ -312,7 +312,7 @@ static int flush_for(hpl_context *ctx, const hpl__point *points, int count)
     int rc = HPL_OK;
     for (int i = 0; i < count; i++) {
         hpl__device *d = hpl__timeline_device(ctx, points[i].timeline);
-        if (!hpl__timeline_is_lane(points[i].timeline) && points[i].value > d->submitted) {
+        if (!hpl__timeline_is_lane(points[i].timeline) && points[i].value > hpl__device_submitted(d)) {
             int r = hpl__batch_flush(d);
             rc = rc == HPL_OK ? r : rc;
         }
@@ -415,9 +415,9 @@ int hpl__lane_gate_for(hpl_context *ctx, hpl__device *d, const hpl__point *point
 const char *hpl__device_failure_cause(const hpl__device *d, char *buf, size_t size)
 {
     buf[0] = '\0';
-    if (d->failed_after)
-        snprintf(buf, size, " (its work waited for device %.100s, which failed)",
-                 sibling(d, d->failed_after - 1)->info.name);
+    int after = hpl__device_failed_after(d);
+    if (after)
+        snprintf(buf, size, " (its work waited for device %.100s, which failed)", sibling(d, after - 1)->info.name);
     else if (hpl__submit_failure(d) != VK_SUCCESS)
         snprintf(buf, size, " (the driver refused a submission)");
     return buf;
@@ -560,7 +560,7 @@ static int wait_point(hpl_context *ctx, hpl__point p)
         return HPL_OK;
     if (r == VK_ERROR_DEVICE_LOST)
         hpl__device_fail(d, HPL_ERROR_DEVICE_LOST);
-    if (d->failed_after) {
+    if (hpl__device_failed_after(d)) {
         char cause[160];
         return hpl__fail(HPL_ERROR_DEVICE_LOST, "device %s: its work since did not run%s", d->info.name,
                          hpl__device_failure_cause(d, cause, sizeof cause));
@@ -623,13 +623,14 @@ int hpl__wait_points(hpl_context *ctx, const hpl__point *points, int count)
     bool pending = false;
     for (int i = 0; i < count && !pending; i++)
         pending = points[i].value && (hpl__timeline_completed(ctx, points[i].timeline) < points[i].value ||
-                                      hpl__timeline_device(ctx, points[i].timeline)->error);
+                                      hpl__device_error(hpl__timeline_device(ctx, points[i].timeline)));
     if (!pending)
         return HPL_OK;
     /* A failed flush still waits: what was submitted before may be running. */
     int rc = flush_for(ctx, points, count);
-    /* With the context lock still held: timestamps.c's calibration uses the
-     * command pool under that lock alone. */
+    /* With the context lock still held: operations record into the ring's
+     * command buffers under that lock alone, and a command pool is used by
+     * one thread at a time. */
     for (int i = 0; i < count; i++)
         if (points[i].value && hpl__timeline_completed(ctx, points[i].timeline) < points[i].value)
             batch_prepare(hpl__timeline_device(ctx, points[i].timeline));
@@ -653,8 +654,9 @@ int hpl__wait_idle(hpl_context *ctx)
     }
     /* Waits even after a failed flush: callers free what the work uses. */
     for (int i = 0; i < ctx->device_count; i++) {
-        n = hpl__points_add(points, n, (hpl__point){i, ctx->devices[i].submitted});
-        n = hpl__points_add(points, n, hpl__lane_point(&ctx->devices[i], ctx->devices[i].xfer.submitted));
+        hpl__device *d = &ctx->devices[i];
+        n = hpl__points_add(points, n, (hpl__point){i, hpl__device_submitted(d)});
+        n = hpl__points_add(points, n, hpl__lane_point(d, __atomic_load_n(&d->xfer.submitted, __ATOMIC_ACQUIRE)));
     }
     int waited = hpl__wait_points(ctx, points, n);
     rc = rc == HPL_OK ? waited : rc;

@@ -150,21 +150,30 @@ static int submission_round(hpl__device *d, VkCommandBuffer cb, VkFence fence, u
  * a submission made after host time t0 and seen done at t1 was taken inside
  * [t0, t1]; taking the middle errs by at most (t1 - t0) / 2, plus the two
  * clocks' rate difference over that interval (parts per million of it).
- * The narrowest of a few rounds is kept. Waits for the device. */
+ * The narrowest of a few rounds is kept. Waits for the device. Its command
+ * buffer comes from a pool of its own: the ring's pool is in use by other
+ * threads meanwhile (the progress thread ends and submits batches), and a
+ * command pool must be used by one thread at a time. */
 static int calibrate_by_submission(hpl__device *d)
 {
     hpl__timestamps *t = &d->timestamps;
     uint32_t pair;
     if (!hpl__timestamps_take(d, &pair))
         return HPL_OK; /* every pair in flight: the earlier points serve */
+    VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
+                                  .queueFamilyIndex = d->queue_family};
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = d->ring.pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
     VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkCommandBuffer cb = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
-    VkResult r = vkAllocateCommandBuffers(d->device, &ai, &cb);
+    VkResult r = vkCreateCommandPool(d->device, &pi, NULL, &ai.commandPool);
+    if (r != VK_SUCCESS)
+        ai.commandPool = VK_NULL_HANDLE;
+    if (r == VK_SUCCESS)
+        r = vkAllocateCommandBuffers(d->device, &ai, &cb);
     if (r == VK_SUCCESS)
         r = vkCreateFence(d->device, &fi, NULL, &fence);
     int rc = r == VK_SUCCESS ? HPL_OK : hpl__vk_error(r, "calibrating timestamps");
@@ -182,8 +191,8 @@ static int calibrate_by_submission(hpl__device *d)
         add_point(t, best_raw, best_mid, (best + 1) / 2);
     if (fence)
         vkDestroyFence(d->device, fence, NULL);
-    if (cb)
-        vkFreeCommandBuffers(d->device, d->ring.pool, 1, &cb);
+    if (ai.commandPool)
+        vkDestroyCommandPool(d->device, ai.commandPool, NULL); /* its command buffer with it */
     hpl__timestamps_give(d, pair);
     return rc;
 }
