@@ -15,7 +15,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-tests=(test_threads test_threads_submit_thread test_batching test_batching_submit_thread
+tests=(test_threads test_threads_submit_thread unit_batching unit_batching_submit_thread
        test_multidevice test_multidevice_submit_thread test_halos_first_submit_thread
        test_push_submit_thread test_trace unit_event_log unit_region_waits unit_compile)
 

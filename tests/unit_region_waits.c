@@ -41,9 +41,7 @@
  *    part, recorded after device 0's, writes other rows of the same host
  *    storage), the read of device 0's rows waits. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep, setenv */
-#include "harness.h"
-#include "hplvk_vulkan.h"
-#include "internal.h"
+#include "hold.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -64,54 +62,6 @@ static const char *copy_src = /* b = a */
 static void sleep_ms(int ms)
 {
     nanosleep(&(struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L}, NULL);
-}
-
-/* ---- holding a device ------------------------------------------------- */
-
-typedef struct hold {
-    hpl_context *ctx;
-    int device;
-    VkSemaphore semaphore;
-    bool released;
-} hold;
-
-/* Holds `device` with the application's read of `view` there, complete only
- * once the test signals. */
-static void hold_begin(hold *h, hpl_context *ctx, int device, hpl_array view)
-{
-    *h = (hold){.ctx = ctx, .device = device};
-    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-    VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-    CHECK(vkCreateSemaphore(ctx->devices[device].device, &ci, NULL, &h->semaphore) == VK_SUCCESS,
-          "vkCreateSemaphore");
-    hpl_vulkan_buffer b;
-    CHECK_OK(hpl_array_vulkan_acquire(ctx, view, device, HPL_READ, &b));
-    CHECK_OK(hpl_array_vulkan_release(ctx, view, device, h->semaphore, 1));
-}
-
-/* Lets the held work complete (once). Under validation hplvk serialises its
- * timeline calls (submit.c): this signal takes the same lock. */
-static void hold_release(hold *h)
-{
-    if (h->released)
-        return;
-    hpl__device *d = &h->ctx->devices[h->device];
-    VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = h->semaphore, .value = 1};
-    if (d->semaphore_lock)
-        pthread_mutex_lock(d->semaphore_lock);
-    CHECK(vkSignalSemaphore(d->device, &si) == VK_SUCCESS, "vkSignalSemaphore");
-    if (d->semaphore_lock)
-        pthread_mutex_unlock(d->semaphore_lock);
-    h->released = true;
-}
-
-/* After hpl_finish: nothing waits on the semaphore any more. */
-static void hold_end(hold *h)
-{
-    hold_release(h);
-    CHECK_OK(hpl_finish(h->ctx));
-    vkDestroySemaphore(h->ctx->devices[h->device].device, h->semaphore, NULL);
 }
 
 /* ---- host accesses on a thread of their own ---------------------------- */
