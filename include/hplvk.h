@@ -116,8 +116,11 @@ HPL_API const char *hpl_last_error(void);
  * them and the table in which plan handles are looked up (chapter 7c).
  *
  * Threading contract: every function taking a context may be called from
- * several threads at once; calls on one context are serialised internally
- * (a call waiting for the devices does not block the other threads' calls).
+ * several threads at once, except hpl_context_destroy, the context's last
+ * call: no other call on it may be running or come after it. Calls on one
+ * context are serialised internally; a call waiting for the devices (an
+ * eval's check of writes outside owned boxes under validation, section 7b,
+ * included) does not block the other threads' calls.
  * Host programs see sequential consistency in the order in which their calls
  * on the context return. A pointer returned by hpl_array_access() is valid
  * until the next call, from any thread, that touches that array (an eval that
@@ -201,16 +204,17 @@ typedef enum hpl_zero_copy {
  * hplvk needs (<hplvk_vulkan.h>, chapter V1). */
 HPL_API int hpl_context_create(const hpl_context_desc *desc, hpl_context **out);
 /* Waits for all work, destroys every array, kernel and plan still alive,
- * saves the pipeline caches and closes the devices. NULL is ignored. A
- * context made on the application's Vulkan objects (hpl_context_desc.vulkan)
- * destroys only hplvk's own objects on them, never the instance, the devices
- * or queues. A destroyed context is gone like memory given to free(): any
- * later call with the pointer is undefined (nothing detects it), and so is
- * destroying it while a call on it, or on one of its plans or runners, runs
- * in another thread. What it made stays refused everywhere else: its array
- * and kernel handles by every other context (HPL_ERROR_INVALID_HANDLE,
- * "another context"), its plans by every plan call (HPL_ERROR_INVALID_HANDLE,
- * "destroyed with its context"). */
+ * saves the pipeline caches and closes the devices. NULL is ignored. The
+ * application joins (or otherwise stops) every thread using the context
+ * first (chapter 2). A context made on the application's Vulkan objects
+ * (hpl_context_desc.vulkan) destroys only hplvk's own objects on them, never
+ * the instance, the devices or queues. A destroyed context is gone like
+ * memory given to free(): any later call with the pointer is undefined
+ * (nothing detects it), and so is destroying it while a call on it, or on
+ * one of its plans or runners, runs in another thread. What it made stays
+ * refused everywhere else: its array and kernel handles by every other
+ * context (HPL_ERROR_INVALID_HANDLE, "another context"), its plans by every
+ * plan call (HPL_ERROR_INVALID_HANDLE, "destroyed with its context"). */
 HPL_API void hpl_context_destroy(hpl_context *ctx);
 /* Waits until every eval and transfer submitted so far has completed.
  * Returns the first error that surfaced asynchronously since the last call

@@ -6,8 +6,10 @@
  *   - one thread doing host accesses while another evals other arrays.
  *   - kernels created concurrently from the same source (one cache entry).
  *   - hpl_last_error() is per thread.
- *   - split evals whose ghost check (validation) waits with the context
- *     released, beside plain evals: each eval keeps its own subkernels. */
+ *   - six threads: three split evals whose ghost check (validation) waits
+ *     with the context released, beside three plain evaluators: each eval
+ *     keeps its own subkernels, and then the context is destroyed
+ *     (unit_args_stamp makes the argument chunks' case deterministic). */
 #include "harness.h"
 
 #include <pthread.h>
@@ -173,7 +175,7 @@ typedef struct stencil_job {
 static void *stencil_worker(void *arg)
 {
     stencil_job *j = arg;
-    static uint32_t refs[2][2][N]; /* per job: a, b */
+    static uint32_t refs[3][2][N]; /* per job: a, b */
     uint32_t *ra = refs[j->id][0], *rb = refs[j->id][1];
     hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
     for (int i = 0; i < N; i++)
@@ -302,27 +304,34 @@ int main(void)
               hpl_last_error());
     }
 
-    /* 5. Two split stencils and a plain evaluator at once. */
+    /* 5. Three split stencils and three plain evaluators at once. */
     {
-        stencil_job jobs[2] = {{.id = 0, .kernel = th_kernel(ctx, stencil_src)}, {.id = 1}};
-        jobs[1].kernel = jobs[0].kernel;
-        pair pr = {.q = th_array(ctx, HPL_UINT32, N, 0, 0)};
-        CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.glsl = step_src}, &pr.step));
-        pthread_t ts[2], te;
-        for (int i = 0; i < 2; i++)
+        stencil_job jobs[3] = {{.id = 0, .kernel = th_kernel(ctx, stencil_src)}, {.id = 1}, {.id = 2}};
+        jobs[1].kernel = jobs[2].kernel = jobs[0].kernel;
+        pair prs[3];
+        pthread_t ts[3], te[3];
+        for (int i = 0; i < 3; i++) {
+            prs[i] = (pair){.q = th_array(ctx, HPL_UINT32, N, 0, 0)};
+            CHECK_OK(hpl_kernel_create(ctx, &(hpl_kernel_desc){.source.glsl = step_src}, &prs[i].step));
+        }
+        for (int i = 0; i < 3; i++) {
             CHECK(pthread_create(&ts[i], NULL, stencil_worker, &jobs[i]) == 0, "pthread_create");
-        CHECK(pthread_create(&te, NULL, evaluator, &pr) == 0, "pthread_create");
-        for (int i = 0; i < 2; i++)
+            CHECK(pthread_create(&te[i], NULL, evaluator, &prs[i]) == 0, "pthread_create");
+        }
+        for (int i = 0; i < 3; i++) {
             pthread_join(ts[i], NULL);
-        pthread_join(te, NULL);
+            pthread_join(te[i], NULL);
+        }
         uint32_t q = 0;
         for (uint32_t s = 0; s < EVALS; s++)
             q = q * 3u + s;
-        const uint32_t *pq = th_access(ctx, pr.q, HPL_READ);
-        if (pq)
-            CHECK(pq[0] == q && pq[N - 1] == q, "evaluator beside the stencils: %u, want %u", pq[0], q);
-        CHECK_OK(hpl_array_destroy(ctx, pr.q));
-        CHECK_OK(hpl_kernel_destroy(ctx, pr.step));
+        for (int i = 0; i < 3; i++) {
+            const uint32_t *pq = th_access(ctx, prs[i].q, HPL_READ);
+            if (pq)
+                CHECK(pq[0] == q && pq[N - 1] == q, "evaluator %d beside the stencils: %u, want %u", i, pq[0], q);
+            CHECK_OK(hpl_array_destroy(ctx, prs[i].q));
+            CHECK_OK(hpl_kernel_destroy(ctx, prs[i].step));
+        }
         CHECK_OK(hpl_kernel_destroy(ctx, jobs[0].kernel));
     }
 

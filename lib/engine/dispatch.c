@@ -259,10 +259,13 @@ static int subkernel_submit(hpl__subkernel *s, const hpl_arg *args, const uint64
     hpl__op_record_pushes(&s->op, cb);
     hpl__point at;
     rc = hpl__op_submit(&s->op, &at);
+    /* Stamped before the ghost check, whose wait lets other threads' evals
+     * allocate blocks meanwhile: in this chunk (with later values), or in
+     * new ones (d->chunks may move). */
+    if (chunk)
+        chunk->last_value = HPL__MAX(chunk->last_value, at.value);
     int checked = hpl__ghost_check_end(s->op.ctx, d, s->kernel_name, &ghosts, rc == HPL_OK ? &at : NULL);
     rc = rc == HPL_OK ? checked : rc;
-    if (rc == HPL_OK && chunk)
-        chunk->last_value = at.value;
     for (int i = 0; rc == HPL_OK && i < r->arg_count; i++)
         if (s->views[i].array)
             s->views[i].array->last_where = d->index;

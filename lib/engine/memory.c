@@ -157,8 +157,8 @@ int hpl__args_alloc(hpl__device *d, uint32_t size, hpl__arg_chunk **chunk, uint3
     if (rc != HPL_OK)
         return rc;
     hpl__arg_chunk *c = &d->chunks[d->chunk_current];
-    /* The caller stamps last_value after submitting; nothing else allocates
-     * in between (the context is locked). */
+    /* The caller stamps last_value once it submitted, before it lets go of
+     * the context lock: nothing else allocates in between. */
     *offset = (uint32_t)c->used;
     c->used += need;
     *chunk = c;
