@@ -184,6 +184,11 @@ typedef struct hpl_context_desc {
      * on CPU and zero-copy devices. Also HPLVK_BOUNDS_CHECK=1, and always
      * under validation. */
     bool bounds_check;
+    /* Operations (as hpl_device_stats.operations counts them) each device
+     * may have recorded and not completed before a call that records more
+     * waits (chapter 7, "Work in flight"), 1 to 65536. 0:
+     * HPLVK_MAX_IN_FLIGHT (chapter 8), else 1024. */
+    uint32_t max_in_flight;
 } hpl_context_desc;
 
 typedef enum hpl_zero_copy {
@@ -197,8 +202,9 @@ typedef enum hpl_zero_copy {
  * HPL_ERROR_UNKNOWN_DEVICE when the device list names one that is not there,
  * and with HPL_ERROR_INVALID_ARGUMENT for a malformed device list (an empty
  * entry, a bad count or modifier), "+zc" on a device that cannot be
- * zero-copy or with zero copy OFF, and a malformed environment variable of
- * chapter 8; the message names the entry or the variable and its value.
+ * zero-copy or with zero copy OFF, max_in_flight over 65536, and a malformed
+ * environment variable of chapter 8; the message names the entry or the
+ * variable and its value.
  * With hpl_context_desc.vulkan, also with HPL_ERROR_INVALID_ARGUMENT for a
  * malformed description and HPL_ERROR_UNSUPPORTED for a device lacking what
  * hplvk needs (<hplvk_vulkan.h>, chapter V1). */
@@ -224,7 +230,9 @@ HPL_API void hpl_context_destroy(hpl_context *ctx);
  * HPL_ERROR_DEVICE_LOST, naming it. So does a device whose work waited for
  * the failed one's (its results would come from work that never ran): no
  * read returns such rows as computed. Whatever failed, every wait ends, and
- * a destroy still waits until no submitted work uses what it frees. */
+ * a destroy still waits until no submitted work uses what it frees. Then
+ * gives back what work no longer running held beyond a small reserve
+ * (chapter 7, "Work in flight"). */
 HPL_API int hpl_finish(hpl_context *ctx);
 
 /* ======================================================================
@@ -944,9 +952,33 @@ typedef struct hpl_launch {
     bool halos_first;
 } hpl_launch;
 
+/* Work in flight. A call that records work (hpl_eval, hpl_plan_eval,
+ * hpl_array_fill, hpl_array_assign, hpl_array_prefetch) returns once it is
+ * recorded, before the devices run it, so a program that never waits could
+ * queue without end, and what queued work holds (command buffers, argument
+ * blocks, the driver's recorded commands) with it. Each device may have
+ * hpl_context_desc.max_in_flight operations recorded and not completed (1024
+ * unless HPLVK_MAX_IN_FLIGHT says otherwise; operations as
+ * hpl_device_stats.operations counts them: an eval is one per device it runs
+ * on, and a move of data one on the device that copies): before such a call
+ * records anything, while a device has that many or more, the calling thread
+ * waits for that device's oldest work until it has fewer. The wait is a host
+ * wait like hpl_array_wait's: it submits what it waits for, and other
+ * threads may use the context meanwhile. A call never waits in the middle of
+ * its own work: what it records itself may take a device past the bound (an
+ * eval one operation per device it runs on, and one for each move of its
+ * data). A device that failed is not waited for; one that fails during the
+ * wait ends it, and the call fails with HPL_ERROR_DEVICE_LOST naming it,
+ * having recorded nothing. 1 makes every call wait for all earlier work of
+ * every device (for debugging). Deep enough to keep a GPU busy, the default
+ * costs nothing to a program whose devices keep up. hpl_finish, once the
+ * work is done, gives back what a burst of work grew beyond a small reserve
+ * (command buffers, argument blocks, queues). */
+
 /* Runs `kernel` over the launch's domain on its device, or split over
  * several (section 7b). Returns as soon as the work is recorded and
- * submitted: it never waits for a device. Data missing on the device moves
+ * submitted: it waits for a device only past the bound on work in flight
+ * (above). Data missing on the device moves
  * there first; later evals and host accesses wait only for what they need.
  * Arguments are checked against the kernel (count, kind, element type,
  * dimensions: HPL_ERROR_ARGUMENT_MISMATCH naming the argument); on any error
@@ -1424,6 +1456,12 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      with the kernels that write it (chapter 7b). "1"
  *                      (unset or "": the default) pushes; other values
  *                      make hpl_context_create fail.
+ * HPLVK_MAX_IN_FLIGHT  operations each device may have recorded and not
+ *                      completed before a call that records more waits
+ *                      (chapter 7, "Work in flight"), read when
+ *                      hpl_context_desc.max_in_flight is 0: a whole number
+ *                      from 1 to 65536. Unset or "": 1024. Anything else
+ *                      makes hpl_context_create fail.
  * HPLVK_SUBMIT_THREAD=1  a thread per device submits its work (chapter
  *                      2): less of the host's time per eval, not yet
  *                      faster steps where it was measured (one H200).

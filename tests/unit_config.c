@@ -4,6 +4,8 @@
  *     suffix spelling, against 128-bit arithmetic; then malformed values
  *     (empty, negative, signs, spaces, junk, overflow), each refused with
  *     a message naming the variable and the value, the output untouched;
+ *   - counts (HPLVK_MAX_IN_FLIGHT): the range's ends, and values that are
+ *     not a whole number in it, refused the same way;
  *   - the zero-copy mode from hpl_context_desc.zero_copy and HPLVK_ZERO_COPY;
  *   - which devices are zero-copy: every machine of up to 3 logical devices
  *     over up to 3 physical devices of 4 kinds, each +zc or not, in every
@@ -175,6 +177,39 @@ static void switches(void)
     }
 }
 
+/* ---- counts ------------------------------------------------------------ */
+
+static void counts(void)
+{
+    static const struct {
+        const char *text;
+        int rc;
+        uint64_t out;
+    } cases[] = {
+        {"1", HPL_OK, 1},      {"7", HPL_OK, 7},       {"65536", HPL_OK, 65536}, {"0065", HPL_OK, 65},
+        {"0", HPL_ERROR_INVALID_ARGUMENT, 0},          {"65537", HPL_ERROR_INVALID_ARGUMENT, 0},
+        {"", HPL_ERROR_INVALID_ARGUMENT, 0},           {NULL, HPL_ERROR_INVALID_ARGUMENT, 0},
+        {"-1", HPL_ERROR_INVALID_ARGUMENT, 0},         {"+1", HPL_ERROR_INVALID_ARGUMENT, 0},
+        {" 8", HPL_ERROR_INVALID_ARGUMENT, 0},         {"8 ", HPL_ERROR_INVALID_ARGUMENT, 0},
+        {"8k", HPL_ERROR_INVALID_ARGUMENT, 0},         {"0x10", HPL_ERROR_INVALID_ARGUMENT, 0},
+        {"18446744073709551616", HPL_ERROR_INVALID_ARGUMENT, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t out = 12345;
+        int rc = hpl__parse_count("HPLVK_N", cases[i].text, 1, 65536, &out);
+        uint64_t want = rc == HPL_OK ? cases[i].out : 12345; /* untouched on failure */
+        CHECK(rc == cases[i].rc && out == want, "'%s': %s, %llu; want %s, %llu",
+              cases[i].text ? cases[i].text : "(unset)", hpl_error_name(rc), (unsigned long long)out,
+              hpl_error_name(cases[i].rc), (unsigned long long)want);
+        if (rc != HPL_OK) {
+            char want_msg[96];
+            snprintf(want_msg, sizeof want_msg, "HPLVK_N='%s' is not a whole number from 1 to 65536",
+                     cases[i].text ? cases[i].text : "");
+            CHECK(th_contains(hpl_last_error(), want_msg), "message \"%s\"", hpl_last_error());
+        }
+    }
+}
+
 /* ---- zero-copy mode ------------------------------------------------------------ */
 
 static void zero_copy_mode(void)
@@ -341,6 +376,7 @@ int main(void)
     sizes_exhaustive();
     sizes_malformed();
     switches();
+    counts();
     zero_copy_mode();
     decide_exhaustive();
     decide_messages();

@@ -162,6 +162,8 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
     if (rc == HPL_OK)
         rc = desc->vulkan ? hpl__devices_adopt(ctx, desc->vulkan) : hpl__devices_open(ctx, spec);
     if (rc == HPL_OK)
+        rc = hpl__inflight_configure(ctx, desc->max_in_flight);
+    if (rc == HPL_OK)
         rc = hpl__staging_configure(ctx);
     if (rc == HPL_OK)
         rc = hpl__devices_configure(ctx, desc);
@@ -196,6 +198,7 @@ int hpl_finish(hpl_context *ctx)
     int rc = hpl__wait_idle(ctx);
     if (rc == HPL_OK)
         rc = hpl__bounds_poll(ctx);
+    hpl__inflight_trim(ctx);
     int deferred = hpl__context_take_error(ctx);
     if (rc == HPL_OK && deferred != HPL_OK)
         rc = hpl__fail(deferred, "hpl_finish: earlier asynchronous work failed: %s", hpl_error_string(deferred));

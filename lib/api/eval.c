@@ -50,7 +50,9 @@ int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, cons
         launch = &defaults;
     HPL__LOCK(ctx);
     hpl__kernel *k = NULL;
-    int rc = hpl__kernel_get(ctx, kernel, &k);
+    int rc = hpl__inflight_wait(ctx);
+    if (rc == HPL_OK)
+        rc = hpl__kernel_get(ctx, kernel, &k);
     if (rc == HPL_OK && nargs && !args)
         rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "args is NULL but nargs is %zu", nargs);
     if (rc == HPL_OK)

@@ -62,7 +62,9 @@ int hpl_array_prefetch(hpl_context *ctx, hpl_array array, int where)
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_prefetch: ctx is NULL");
     HPL__LOCK(ctx);
-    int rc = prefetch_locked(ctx, array, where);
+    int rc = hpl__inflight_wait(ctx);
+    if (rc == HPL_OK)
+        rc = prefetch_locked(ctx, array, where);
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_prefetch");
     HPL__UNLOCK(ctx);

@@ -906,7 +906,9 @@ static int plan_eval(hpl__plan *plan, hpl_kernel kernel, const hpl_launch *launc
         rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "args is NULL but nargs is %zu", nargs);
     if (rc == HPL_OK) {
         HPL__LOCK(plan->ctx);
-        rc = hpl__kernel_get(plan->ctx, kernel, &plan->kernel);
+        rc = hpl__inflight_wait(plan->ctx);
+        if (rc == HPL_OK)
+            rc = hpl__kernel_get(plan->ctx, kernel, &plan->kernel);
         HPL__UNLOCK(plan->ctx);
         plan->kernel_id = kernel.id;
     }

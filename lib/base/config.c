@@ -44,6 +44,21 @@ int hpl__parse_size(const char *name, const char *text, uint64_t *out)
     return HPL_OK;
 }
 
+int hpl__parse_count(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    bool digits = text && *text, overflow = false;
+    for (const char *p = text; digits && *p; p++) {
+        digits = isdigit((unsigned char)*p);
+        overflow = overflow || !hpl__mul_u64(v, 10, &v) || !hpl__add_u64(v, (uint64_t)(*p - '0'), &v);
+    }
+    if (!digits || overflow || v < min || v > max)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s='%.40s' is not a whole number from %llu to %llu", name,
+                         text ? text : "", (unsigned long long)min, (unsigned long long)max);
+    *out = v;
+    return HPL_OK;
+}
+
 int hpl__parse_switch(const char *name, const char *text, bool fallback, const char *off, const char *on,
                       bool *out)
 {

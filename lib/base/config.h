@@ -15,6 +15,10 @@
  * named in messages. */
 int hpl__parse_size(const char *name, const char *text, uint64_t *out);
 
+/* A count: DIGITS alone, from min to max (no sign, suffix or spaces).
+ * `name` is the variable named in messages. */
+int hpl__parse_count(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out);
+
 /* A switch variable `name` whose value is `text` (NULL: unset): unset or
  * "" gives fallback, "0" false, "1" true; anything else fails, the message
  * saying what 0 and 1 mean (`off`, `on`: "stage every host transfer"). */

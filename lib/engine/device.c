@@ -300,6 +300,7 @@ static int create_layouts(hpl__device *d)
         return hpl__vk_error(r, "vkCreatePipelineLayout");
     VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC, .descriptorCount = 256};
     VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT, /* args_trim */
                                       .maxSets = 256,
                                       .poolSizeCount = 1,
                                       .pPoolSizes = &size};
@@ -546,6 +547,8 @@ static void close_device(hpl_context *ctx, hpl__device *d)
     if (d->batch_lock_made)
         pthread_mutex_destroy(&d->batch_lock);
     d->batch_lock_made = false;
+    hpl__free(d->op_marks);
+    d->op_marks = NULL;
     if (!d->device)
         return;
     device_quiet(d);

@@ -16,8 +16,8 @@
 
 typedef struct hpl__cmd {
     VkCommandBuffer cb;
-    uint64_t value;  /* timeline value of its last submission; 0: never submitted */
-    bool owns_block; /* the first of the block it was allocated in (freed with it) */
+    uint64_t value; /* timeline value of its last submission; 0: never submitted */
+    uint32_t block; /* the first of a block (allocated together, freed together): its size; else 0 */
 } hpl__cmd;
 
 /* Command buffers of one queue, reused once their timeline value is
@@ -192,6 +192,14 @@ typedef struct hpl__device {
     bool flush_watched;   /* a progress request will flush it when the device idles */
     bool recording;       /* an operation is being recorded into it: not submittable */
     bool flush_deferred;  /* a flush came while recording: submit at its end */
+    /* Work in flight (inflight.c), under the context lock: operations
+     * recorded on the device in all, those known completed (a lower
+     * bound), and op_marks[v & op_mark_mask] the operations recorded when
+     * timeline value v was submitted (written under batch_lock), for the
+     * last op_mark_mask + 1 values. */
+    uint64_t ops_recorded, ops_retired;
+    uint64_t *op_marks;
+    uint64_t op_mark_mask;
 
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipeline_layout;
@@ -383,6 +391,7 @@ struct hpl_context {
     uint64_t exchange_chunk;  /* exchange.c: HPLVK_EXCHANGE_CHUNK bytes; UINT64_MAX: unset */
     bool push;                /* access.c: devices push what others read from them (HPLVK_PUSH) */
     uint64_t staging_chunk;   /* staging.c: bytes per staging slot (HPLVK_STAGING_CHUNK) */
+    uint32_t max_in_flight;   /* inflight.c: operations per device (HPLVK_MAX_IN_FLIGHT) */
 };
 
 /* Keeps the first asynchronous error since the last hpl_finish (which
@@ -482,6 +491,9 @@ VkResult hpl__submit(hpl__device *d, const hpl__submission *s);
  * before the application may wait for one of its values on the same queue
  * (a wait on a queue for a signal behind it there never ends). */
 void hpl__submit_drain(hpl__device *d);
+/* Frees d's FIFO when it is empty and holds room for more than `keep`
+ * (inflight.c, once work is done). */
+void hpl__submit_trim(hpl__device *d, uint32_t keep);
 /* What d's first failed vkQueueSubmit returned (VK_SUCCESS: none). */
 VkResult hpl__submit_failure(const hpl__device *d);
 /* vkQueueSubmit on queue (one of d's) inside d's queue lock, and the
@@ -548,6 +560,12 @@ int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *w
  * value its queue reached), begun. */
 int hpl__ring_begin(VkDevice dev, hpl__ring *ring, uint64_t done, hpl__cmd **out);
 void hpl__ring_destroy(VkDevice dev, hpl__ring *ring);
+/* Frees whole blocks of free command buffers (their timeline value `done`
+ * reached) while the ring holds more than `keep`. */
+void hpl__ring_trim(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t keep);
+/* The same for d's rings (its compute queue's and its lane's), the buffer
+ * begun ahead included (inflight.c, once work is done). */
+void hpl__device_trim(hpl__device *d, uint32_t keep);
 /* Room for the next n operations recorded on d (before the first of an
  * eval's subkernels records: on any error nothing runs): a command buffer
  * each on its queue and on its transfer lane, and a gate request each on
@@ -687,6 +705,24 @@ int hpl__progress_enqueue(hpl_context *ctx, hpl__progress_kind kind, int device,
 /* Room for n more gate requests of `timeline`: that many enqueues of them
  * after it cannot fail. */
 int hpl__progress_reserve(hpl_context *ctx, int timeline, uint32_t n);
+/* Frees the gate queues that are empty and hold room for more than `keep`
+ * (inflight.c, once work is done). */
+void hpl__progress_trim(hpl_context *ctx, uint32_t keep);
+
+/* inflight.c: bounded work in flight */
+/* Reads the bound (hpl_context_desc.max_in_flight, else
+ * HPLVK_MAX_IN_FLIGHT, else the default) once the devices are open. */
+int hpl__inflight_configure(hpl_context *ctx, uint32_t desc_max);
+/* Operations recorded on d and not completed (the context lock held). */
+uint64_t hpl__inflight_count(hpl__device *d);
+/* At the start of a call that records work (the context lock held, no
+ * operation begun): waits while a device has max_in_flight operations in
+ * flight or more, until it has fewer, releasing the lock meanwhile (look
+ * handles up after it). Fails only when a device fails meanwhile. */
+int hpl__inflight_wait(hpl_context *ctx);
+/* Gives back what bursts of work grew and no longer use: command buffers,
+ * argument chunks, FIFO room (hpl_finish). */
+void hpl__inflight_trim(hpl_context *ctx);
 
 /* memory.c */
 int hpl__buffer_create(hpl__device *d, VkDeviceSize size, VkBufferUsageFlags usage, uint32_t memory_type,
@@ -697,6 +733,9 @@ int hpl__args_alloc(hpl__device *d, uint32_t size, hpl__arg_chunk **chunk, uint3
  * before it records anything (on any error nothing runs). */
 int hpl__args_reserve(hpl__device *d, uint32_t size, uint32_t count);
 void hpl__args_release(hpl__device *d);
+/* Frees chunks whose work is done, other than the current one, while d has
+ * more than `keep` (inflight.c, once work is done). */
+void hpl__args_trim(hpl__device *d, uint32_t keep);
 int hpl__host_import(hpl__device *d, void *ptr, size_t size, bool device_address, VkBuffer *buffer,
                      VkDeviceMemory *memory, VkDeviceSize *offset);
 

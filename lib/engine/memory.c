@@ -165,12 +165,30 @@ int hpl__args_alloc(hpl__device *d, uint32_t size, hpl__arg_chunk **chunk, uint3
     return HPL_OK;
 }
 
+static void chunk_destroy(hpl__device *d, hpl__arg_chunk *c)
+{
+    vkFreeDescriptorSets(d->device, d->descriptor_pool, 1, &c->set);
+    vkDestroyBuffer(d->device, c->buffer, NULL);
+    vkFreeMemory(d->device, c->memory, NULL);
+}
+
+void hpl__args_trim(hpl__device *d, uint32_t keep)
+{
+    uint64_t done = hpl__device_completed(d);
+    for (uint32_t i = d->chunk_count; i-- > 0 && d->chunk_count > keep;) {
+        if (i == d->chunk_current || d->chunks[i].last_value > done)
+            continue;
+        chunk_destroy(d, &d->chunks[i]);
+        d->chunks[i] = d->chunks[--d->chunk_count]; /* the order of chunks does not matter */
+        if (d->chunk_current == d->chunk_count)
+            d->chunk_current = i;
+    }
+}
+
 void hpl__args_release(hpl__device *d)
 {
-    for (uint32_t i = 0; i < d->chunk_count; i++) {
-        vkDestroyBuffer(d->device, d->chunks[i].buffer, NULL);
-        vkFreeMemory(d->device, d->chunks[i].memory, NULL);
-    }
+    for (uint32_t i = 0; i < d->chunk_count; i++)
+        chunk_destroy(d, &d->chunks[i]);
     hpl__free(d->chunks);
     d->chunks = NULL;
     d->chunk_count = d->chunk_current = 0;

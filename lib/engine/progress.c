@@ -357,6 +357,20 @@ static request *gate_tail(gate_queue *q)
     return &q->items[(q->head + q->count++) % q->capacity];
 }
 
+void hpl__progress_trim(hpl_context *ctx, uint32_t keep)
+{
+    hpl__progress *p = ctx->progress;
+    pthread_mutex_lock(&p->lock);
+    for (int t = 0; t < HPL__MAX_TIMELINES; t++) {
+        gate_queue *q = &p->gates[t];
+        if (q->count == 0 && q->capacity > keep) {
+            hpl__free(q->items);
+            *q = (gate_queue){0};
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
 int hpl__progress_reserve(hpl_context *ctx, int timeline, uint32_t n)
 {
     hpl__progress *p = ctx->progress;

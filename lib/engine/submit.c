@@ -79,7 +79,7 @@ static int ring_grow(VkDevice dev, hpl__ring *ring, uint32_t add)
     uint32_t at = ring->next;
     memmove(&ring->cmds[at + add], &ring->cmds[at], (ring->count - at) * sizeof *cmds);
     for (uint32_t i = 0; i < add; i++) {
-        block[i] = (hpl__cmd){.cb = cbs[i], .owns_block = i == 0};
+        block[i] = (hpl__cmd){.cb = cbs[i], .block = i == 0 ? add : 0};
         ring->cmds[at + i] = &block[i];
     }
     ring->count += add;
@@ -152,12 +152,61 @@ void hpl__ring_destroy(VkDevice dev, hpl__ring *ring)
      * block holds entries read after its first). */
     uint32_t blocks = 0;
     for (uint32_t i = 0; i < ring->count; i++)
-        if (ring->cmds[i]->owns_block)
+        if (ring->cmds[i]->block)
             ring->cmds[blocks++] = ring->cmds[i];
     for (uint32_t i = 0; i < blocks; i++)
         hpl__free(ring->cmds[i]);
     hpl__free(ring->cmds);
     memset(ring, 0, sizeof *ring);
+}
+
+/* Is every command buffer of the block headed by `head` free? */
+static bool block_free(const hpl__cmd *head, uint64_t done)
+{
+    for (uint32_t i = 0; i < head->block; i++)
+        if (head[i].value == UINT64_MAX || head[i].value > done)
+            return false;
+    return true;
+}
+
+/* Takes the block headed by ring->cmds[at] out of the ring and frees it:
+ * the others keep their order, and ring->next the first of those it came
+ * before. */
+static void block_remove(VkDevice dev, hpl__ring *ring, uint32_t at)
+{
+    hpl__cmd *head = ring->cmds[at];
+    VkCommandBuffer cbs[RING_GROW_MAX];
+    for (uint32_t i = 0; i < head->block; i++)
+        cbs[i] = head[i].cb;
+    vkFreeCommandBuffers(dev, ring->pool, head->block, cbs);
+    uint32_t kept = 0, next = 0;
+    for (uint32_t i = 0; i < ring->count; i++) {
+        if (i == ring->next)
+            next = kept;
+        if (ring->cmds[i] < head || ring->cmds[i] >= head + head->block)
+            ring->cmds[kept++] = ring->cmds[i];
+    }
+    ring->count = kept;
+    ring->next = kept ? next % kept : 0;
+    hpl__free(head);
+}
+
+void hpl__ring_trim(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t keep)
+{
+    for (uint32_t i = 0; i < ring->count && ring->count > keep;) {
+        if (ring->cmds[i]->block && block_free(ring->cmds[i], done))
+            block_remove(dev, ring, i); /* what was after i is now from i on */
+        else
+            i++;
+    }
+    if (ring->count == 0) {
+        hpl__free(ring->cmds);
+        ring->cmds = NULL;
+        ring->next = 0;
+    } else {
+        hpl__cmd **cmds = hpl__realloc(ring->cmds, ring->count * sizeof *cmds);
+        ring->cmds = cmds ? cmds : ring->cmds; /* (kept larger when refused) */
+    }
 }
 
 /* The command buffer of a new batch (d->batch_lock held): the one a host
@@ -182,6 +231,21 @@ int hpl__device_reserve(hpl_context *ctx, hpl__device *d, uint32_t n)
     /* (The lane's own gate is asked for only by downloads, which operations
      * make while they plan, before this.) */
     return rc == HPL_OK ? hpl__progress_reserve(ctx, d->index, n) : rc;
+}
+
+void hpl__device_trim(hpl__device *d, uint32_t keep)
+{
+    pthread_mutex_lock(&d->batch_lock);
+    /* The one begun ahead goes too (reset: a buffer still recording cannot
+     * be begun again): that head start matters for a busy device only. */
+    if (d->ring.count > keep && d->batch_next && vkResetCommandBuffer(d->batch_next->cb, 0) == VK_SUCCESS) {
+        d->batch_next->value = 0;
+        d->batch_next = NULL;
+    }
+    hpl__ring_trim(d->device, &d->ring, hpl__device_completed(d), keep);
+    if (d->xfer.on)
+        hpl__ring_trim(d->device, &d->xfer.ring, hpl__semaphore_value(d, d->xfer.timeline), keep);
+    pthread_mutex_unlock(&d->batch_lock);
 }
 
 /* Begins d's next batch command buffer ahead of time, while the host waits
@@ -274,6 +338,7 @@ static int batch_submit_waiting(hpl__device *d, VkSemaphore external, uint64_t e
      * lost for good, and the value is signalled from the host all the same
      * (submitter.c): waits for it must not hang. */
     r = hpl__submit(d, &s);
+    d->op_marks[s.value & d->op_mark_mask] = d->ops_recorded;
     __atomic_store_n(&d->submitted, s.value, __ATOMIC_RELEASE); /* read without the lock too */
     d->stats.submissions++;
     cmd->value = s.value;
@@ -494,6 +559,7 @@ static int batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at, bool now)
     *at = (hpl__point){d->index, d->submitted + 1};
     hpl__events_submitted(d, *at);
     d->batch_ops++;
+    d->ops_recorded++;
     d->stats.operations++;
     d->recording = false;
     /* An idle device gets the batch at once (latency), and so does one that
@@ -535,6 +601,7 @@ int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore sem
         rc = cmd_begin(d, &d->batch);
     if (rc == HPL_OK) {
         hpl__barrier_all(d->batch->cb);
+        d->ops_recorded++;
         d->stats.operations++;
         *at = (hpl__point){d->index, d->submitted + 1};
         rc = batch_submit_waiting(d, semaphore, value);

@@ -283,6 +283,20 @@ void hpl__submit_drain(hpl__device *d)
     pthread_mutex_unlock(&t->lock);
 }
 
+void hpl__submit_trim(hpl__device *d, uint32_t keep)
+{
+    hpl__submitter *t = d->submitter;
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->lock);
+    if (t->count == 0 && t->capacity > keep) {
+        hpl__free(t->items);
+        t->items = NULL;
+        t->capacity = t->head = 0;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
 VkResult hpl__submit_failure(const hpl__device *d)
 {
     /* Written by the thread before it marks d->error, which the caller saw. */
