@@ -451,9 +451,10 @@ HPL_API int hpl_array_wait(hpl_context *ctx, hpl_array array);
 /* Hints. Neither is ever needed for correct results.
  * hpl_array_prefetch: starts bringing the newest data of the (sub)array to
  * device `where` (allocating its buffer there), or to the host with
- * HPL_ON_HOST, and returns without waiting: an eval there later finds it
- * present, and the copy overlaps whatever the caller does meanwhile. Ordered
- * like an eval that reads the array on that device.
+ * HPL_ON_HOST, and returns without waiting for it (only past the bound on
+ * work in flight, chapter 7): an eval there later finds it present, and the
+ * copy overlaps whatever the caller does meanwhile. Ordered like an eval
+ * that reads the array on that device.
  * hpl_array_discard: the (sub)array's owned elements become undefined in
  * every memory, at once: the next eval writing them fetches nothing, an
  * eviction saves nothing, and a read before any write sees unspecified
