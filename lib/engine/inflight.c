@@ -34,11 +34,11 @@ int hpl__inflight_configure(hpl_context *ctx, uint32_t desc_max)
 {
     uint64_t max = desc_max ? desc_max : DEFAULT_MAX_IN_FLIGHT;
     const char *env = getenv("HPLVK_MAX_IN_FLIGHT");
-    int rc = !desc_max && env && *env ? hpl__parse_count("HPLVK_MAX_IN_FLIGHT", env, 1, MAX_MAX_IN_FLIGHT, &max)
-             : max > MAX_MAX_IN_FLIGHT
-                 ? hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "max_in_flight is %llu, more than %u",
-                             (unsigned long long)max, MAX_MAX_IN_FLIGHT)
-                 : HPL_OK;
+    int rc = HPL_OK;
+    if (desc_max > MAX_MAX_IN_FLIGHT)
+        rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "max_in_flight is %u, more than %u", desc_max, MAX_MAX_IN_FLIGHT);
+    else if (!desc_max && env && *env)
+        rc = hpl__parse_count("HPLVK_MAX_IN_FLIGHT", env, 1, MAX_MAX_IN_FLIGHT, &max);
     if (rc != HPL_OK)
         return rc;
     ctx->max_in_flight = (uint32_t)max;
@@ -78,8 +78,8 @@ uint64_t hpl__inflight_count(hpl__device *d)
     return d->ops_recorded - retired;
 }
 
-/* The timeline value of d after which at most `limit` of its operations
- * are left (d->submitted + 1: its open batch too; 0: none needed), and the
+/* The least timeline value of d after which at most `limit` of its
+ * operations are left (d->submitted + 1: its open batch too), and the
  * operations done by then. */
 static uint64_t value_for(hpl__device *d, uint64_t limit, uint64_t *retired)
 {
