@@ -979,8 +979,8 @@ typedef struct hpl_launch {
 /* Runs `kernel` over the launch's domain on its device, or split over
  * several (section 7b). Returns as soon as the work is recorded and
  * submitted: it waits for a device only past the bound on work in flight
- * (above). Data missing on the device moves
- * there first; later evals and host accesses wait only for what they need.
+ * (above). Data missing on the device moves there first; later evals and
+ * host accesses wait only for what they need.
  * Arguments are checked against the kernel (count, kind, element type,
  * dimensions: HPL_ERROR_ARGUMENT_MISMATCH naming the argument); on any error
  * nothing runs and no array changes: an eval split over several devices
