@@ -107,7 +107,7 @@ int hpl__inflight_wait(hpl_context *ctx)
         if (d->ops_recorded - d->ops_retired < max)
             continue; /* the common case */
         /* A failed device's work does not run: nothing to wait for. */
-        if (__atomic_load_n(&d->error, __ATOMIC_ACQUIRE) || hpl__inflight_count(d) < max)
+        if (hpl__device_error(d) || hpl__inflight_count(d) < max)
             continue;
         uint64_t retired;
         hpl__point p = {d->index, value_for(d, max - 1, &retired)};
