@@ -2,13 +2,16 @@
  * report buffer each of them gives its kernels (shaders/hplvk.glsl,
  * hplvk_report_t), and reading a stray access back as an error.
  *
- * A checking device runs its kernels with the prelude's hplvk_checked set:
- * hpl_at() then makes no access outside the part an argument has on the
- * device, sends it to the report's scratch instead, and records the first
- * such access in the report. The report is host-visible and coherent; every
- * command buffer with checked dispatches ends with a barrier that makes the
- * report's writes visible to the host, so once the host has waited for the
- * work (hpl_finish, a host access) hpl__bounds_poll finds them. */
+ * A checking device runs its kernels with the prelude's hplvk_checks set
+ * (HPL__CHECKS_ON, or HPL__CHECKS_DETAILED under validation): hpl_at() then
+ * makes no access outside the part an argument has on the device (it goes
+ * to the part's first element instead), and each invocation that strayed
+ * is counted in the report, which keeps one of them: the kernel, and when
+ * detailed the argument, the element and the part. The report is
+ * host-visible and coherent; a subkernel's dispatches end with a barrier
+ * that makes the report's writes visible to the host, so once the host has
+ * waited for the work (hpl_finish, a host access) hpl__bounds_poll finds
+ * them. */
 #include "config.h"
 #include "events.h"
 
@@ -17,8 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The report's words (hplvk.glsl, hplvk_report_t, std430); its scratch
- * follows at byte 80. */
+/* The report's words (hplvk.glsl, hplvk_report_t, std430). */
 enum {
     REPORT_COUNT = 0,
     REPORT_READY = 1,
@@ -50,7 +52,7 @@ int hpl__bounds_configure(hpl_context *ctx, bool asked)
         if (!d->info.bounds_checked)
             continue;
         rc = hpl__buffer_create(d, HPL__BOUNDS_REPORT_BYTES, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                                    d->upload_memory_type, true, &d->report_buffer, &d->report_memory);
+                                d->upload_memory_type, true, &d->report_buffer, &d->report_memory);
         void *map = NULL;
         if (rc == HPL_OK && vkMapMemory(d->device, d->report_memory, 0, VK_WHOLE_SIZE, 0, &map) != VK_SUCCESS)
             rc = hpl__fail(HPL_ERROR_VULKAN, "device %s: vkMapMemory of the bounds report failed", d->info.name);
@@ -107,12 +109,12 @@ static const hpl__array *array_at(hpl_context *ctx, const hpl__device *d, uint64
     return NULL;
 }
 
-static int put_coords(char *buf, size_t size, const uint32_t *v, uint32_t n)
+static int put_coords(char *buf, size_t size, int at, const uint32_t *v, uint32_t n)
 {
-    int len = snprintf(buf, size, "(");
-    for (uint32_t i = 0; i < n && i < 3; i++)
-        len += snprintf(buf + len, size - (size_t)len, "%s%" PRIu32, i ? ", " : "", v[i]);
-    return len + snprintf(buf + len, size - (size_t)len, ")");
+    at = hpl__append(buf, size, at, "(");
+    for (uint32_t i = 0; i < n; i++)
+        at = hpl__append(buf, size, at, "%s%" PRIu32, i ? ", " : "", v[i]);
+    return hpl__append(buf, size, at, ")");
 }
 
 /* The message of d's recorded stray access (report words r). */
@@ -121,35 +123,34 @@ static void describe(hpl_context *ctx, const hpl__device *d, const uint32_t *r, 
     static const char *const access[] = {"accessed", "read", "wrote", "read or wrote"};
     uint64_t kernel_id = (uint64_t)r[REPORT_KERNEL] | (uint64_t)r[REPORT_KERNEL + 1] << 32;
     const hpl__kernel *k = hpl__pool_get(&ctx->kernels, kernel_id);
-    uint64_t p = (uint64_t)r[REPORT_ADDRESS] | (uint64_t)r[REPORT_ADDRESS + 1] << 32;
-    const hpl__array *a = array_at(ctx, d, p);
-    char array[96];
-    snprintf(array, sizeof array, a ? "array '%s'" : "an array since freed", a ? a->name : "");
-    int len = snprintf(msg, size, "kernel '%s' on device %d (%s) ",
-                       k ? k->name : kernel_id ? "(since destroyed)" : "(one of the library's)", d->index, d->info.name);
+    int at = hpl__append(msg, size, 0, "kernel '%s' on device %d (%s) ",
+                         k ? k->name : kernel_id ? "(since destroyed)" : "(one of the library's)", d->index,
+                         d->info.name);
     uint32_t n = r[REPORT_NDIMS];
     if (n >= 1 && n <= 3) {
-        char index[48], lo[48], hi[48];
+        uint64_t p = (uint64_t)r[REPORT_ADDRESS] | (uint64_t)r[REPORT_ADDRESS + 1] << 32;
+        const hpl__array *a = array_at(ctx, d, p);
         uint32_t last[3];
         for (uint32_t i = 0; i < 3; i++)
             last[i] = r[REPORT_HI + i] - 1;
-        put_coords(index, sizeof index, &r[REPORT_INDEX], n);
-        put_coords(lo, sizeof lo, &r[REPORT_LO], n);
-        put_coords(hi, sizeof hi, last, n);
-        len += snprintf(msg + len, size - (size_t)len,
-                        "%s element %s of its argument bound to %s, outside the part the subkernel was given, %s..%s",
-                        access[r[REPORT_ACCESS] & 3], index, array, lo, hi);
+        at = hpl__append(msg, size, at, "%s element ", access[r[REPORT_ACCESS] & 3]);
+        at = put_coords(msg, size, at, &r[REPORT_INDEX], n);
+        at = hpl__append(msg, size, at, " of its argument bound to %s%s%s, outside the part the subkernel was given, ",
+                         a ? "array '" : "an array since freed", a ? a->name : "", a ? "'" : "");
+        at = put_coords(msg, size, at, &r[REPORT_LO], n);
+        at = hpl__append(msg, size, at, "..");
+        at = put_coords(msg, size, at, last, n);
     } else {
-        len += snprintf(msg + len, size - (size_t)len,
-                        "accessed elements outside the parts the subkernel was given (under validation, "
-                        "HPLVK_VALIDATION=1, the report names the argument, the element and the part)");
+        at = hpl__append(msg, size, at,
+                         "accessed elements outside the parts the subkernel was given (under validation, "
+                         "HPLVK_VALIDATION=1, the report names the argument, the element and the part)");
     }
-    snprintf(msg + len, size - (size_t)len,
-             " (%" PRIu32 " invocation%s strayed; their stray accesses went to the part's first element). A kernel may touch only the part of "
-             "each argument its device holds: replicate the argument (do not annotate it), widen its halo "
-             "(hpl_part(a, dim, overlap)), or split it along another dimension; index arrays like the whole array "
-             "(hpl_global_id), not from 0 in each part",
-             r[REPORT_COUNT], r[REPORT_COUNT] == 1 ? "" : "s");
+    hpl__append(msg, size, at,
+                " (%" PRIu32 " invocation%s strayed; their stray accesses went to the part's first element). A "
+                "kernel may touch only the part of each argument its device holds: replicate the argument (do not "
+                "annotate it), widen its halo (hpl_part(a, dim, overlap)), or split it along another dimension; "
+                "index arrays like the whole array (hpl_global_id), not from 0 in each part",
+                r[REPORT_COUNT], r[REPORT_COUNT] == 1 ? "" : "s");
 }
 
 int hpl__bounds_poll(hpl_context *ctx)

@@ -850,8 +850,8 @@ int hpl__devices_configure(hpl_context *ctx, const hpl_context_desc *desc);
 
 /* ---- bounds.c: bounds checks of kernels (hplvk.h chapter 6c) ------------ */
 
-/* Bytes of a device's bounds report (hplvk.glsl's hplvk_report_t and its scratch). */
-#define HPL__BOUNDS_REPORT_BYTES 256u
+/* Bytes of a device's bounds report (hplvk.glsl's hplvk_report_t: 80). */
+#define HPL__BOUNDS_REPORT_BYTES 128u
 /* Decides which devices check (asked: hpl_context_desc.bounds_check; else
  * HPLVK_BOUNDS_CHECK; validation; CPU and zero-copy devices always) and
  * makes their reports. After hpl__devices_configure. */
