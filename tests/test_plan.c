@@ -577,6 +577,11 @@ static int sleepy_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *arg
  * none), then, after idling idle_s, one through the plan of `desc`: the
  * result is that many bumps whatever ran before the timings; returns the
  * plan's info. */
+/* Seconds bump_once's last call took from its first eval to the plan
+ * eval's return: a search that ran within less than the 0.95 s a warm
+ * device takes to turn cold (warmth.h) found every device warm. */
+static double bump_span_s;
+
 static hpl_plan_info bump_once(hpl_context *ctx, const hpl_plan_desc *desc, double idle_s, const char *what)
 {
     hpl_plan_info info = {0};
@@ -587,13 +592,16 @@ static hpl_plan_info bump_once(hpl_context *ctx, const hpl_plan_desc *desc, doub
     hpl_plan *even = NULL, *plan = NULL;
     int bumps = idle_s < 0 ? 1 : 2;
     bool ready = CHECK_OK(hpl_plan_create(ctx, NULL, &even)) && CHECK_OK(hpl_plan_create(ctx, desc, &plan));
+    double t0 = th_now();
     if (ready && bumps == 2)
         ready = CHECK_OK(hpl_plan_eval(even, k, NULL, HPL_ARGS(hpl_part1(x, 0))));
     if (ready && CHECK_OK(hpl_finish(ctx))) {
         long ns = idle_s > 0 ? (long)(idle_s * 1e9) : 0;
         nanosleep(&(struct timespec){ns / 1000000000L, ns % 1000000000L}, NULL);
         const hpl_arg arg = desc->partitioner ? hpl_arr(x) : hpl_part1(x, 0);
-        if (CHECK_OK(hpl_plan_eval(plan, k, NULL, &arg, 1))) {
+        bool ran = CHECK_OK(hpl_plan_eval(plan, k, NULL, &arg, 1));
+        bump_span_s = th_now() - t0;
+        if (ran) {
             for (int b = 0; b < bumps; b++)
                 for (uint32_t i = 0; i < N; i++)
                     host[i] = 3u * host[i] + i + 1u;
@@ -690,7 +698,11 @@ static void warm_clocks(hpl_context *ctx)
     CHECK_OK(hpl_finish(fresh));
     hpl_context_destroy(fresh);
     info = bump_once(ctx, &all, 0.0, "warm_up ALL, busy just before");
-    CHECK(info.warm_ups == 0, "warm_up ALL, busy just before: %d warm-ups", info.warm_ups);
+    if (bump_span_s < 0.5)
+        CHECK(info.warm_ups == 0, "warm_up ALL, busy just before: %d warm-ups", info.warm_ups);
+    else /* a machine this busy may let a device idle long enough to turn cold: nothing to tell */
+        th_note("warm_up ALL, busy just before: the search took %.2f s from the last kernel, %d warm-ups",
+                bump_span_s, info.warm_ups);
     /* Six timings of 0.3 s or more each, every device idle through them:
      * cold after at most four (0.95 s idle), so warmed up at least once,
      * and at most before every timing. */
