@@ -834,8 +834,10 @@ HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint3
  * with HPL_ERROR_KERNEL_OUT_OF_BOUNDS and a message naming the kernel and
  * the device and saying what to do (replicate the argument, widen its
  * halo, split another way, index like the whole array); under validation
- * it also names whether the kernel read or wrote, the argument's array,
- * the element (in the argument's coordinates) and the part's bounds. The
+ * it also names whether the kernel read or wrote, the argument (those of
+ * the kernel's arguments it can be, by type, dimensions and access) and
+ * its array, the element (in the argument's coordinates) and the part's
+ * bounds. The
  * message is also logged at HPL_LOG_ERROR, and
  * hpl_device_stats.stray_invocations counts the invocations. The arrays
  * the kernel wrote then hold unspecified values; the context stays usable,

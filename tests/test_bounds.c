@@ -145,6 +145,8 @@ static void test_syrk(const char *devices, bool split_a)
     snprintf(what, sizeof what, "syrk on %s, A %s", devices, split_a ? "split by rows" : "replicated");
     if (strays) {
         check_report(rc, what, "kernel", "read element", "A");
+        CHECK(strstr(hpl_last_error(), "argument 'a' bound to") != NULL, "%s: the argument is named: %s", what,
+              hpl_last_error());
         hpl_stats s = th_stats(ctx);
         CHECK(s.total.stray_invocations > 0, "%s: no stray access counted", what);
     } else {
@@ -185,6 +187,8 @@ static void test_covariance(void)
     void *p = NULL;
     int rc = hpl_array_access(ctx, c, HPL_READ, &p);
     check_report(rc, "covariance, cov split by rows", "kernel", "wrote element", "cov");
+    CHECK(strstr(hpl_last_error(), "argument 'c' bound to") != NULL, "covariance: the argument is named: %s",
+          hpl_last_error());
     CHECK(p == NULL, "a failed access returned a pointer");
     canary_check(ctx, canary, "covariance");
     th_finish(ctx);

@@ -117,6 +117,22 @@ static int put_coords(char *buf, size_t size, int at, const uint32_t *v, uint32_
     return hpl__append(buf, size, at, ")");
 }
 
+/* The names of kernel k's arguments that may be the one that strayed (an
+ * array argument of root a's type, n dimensions and the access recorded:
+ * hplvk.glsl's 1, 2, 3 are HPL_READ, HPL_WRITE, HPL_READ_WRITE). */
+static int put_candidates(char *msg, size_t size, int at, const hpl__kernel *k, const hpl__array *a, uint32_t n,
+                          uint32_t access)
+{
+    const hpl__reflection *r = &k->variants[0].reflection;
+    int found = 0;
+    for (int i = 0; i < r->arg_count; i++) {
+        const hpl_arg_info *g = &r->args[i];
+        if (g->kind == HPL_ARG_ARRAY && g->type == a->type && (uint32_t)g->ndims == n && (uint32_t)g->access == access)
+            at = hpl__append(msg, size, at, "%s'%s'", found++ ? " or " : " ", g->name);
+    }
+    return at;
+}
+
 /* The message of d's recorded stray access (report words r). */
 static void describe(hpl_context *ctx, const hpl__device *d, const uint32_t *r, char *msg, size_t size)
 {
@@ -135,7 +151,10 @@ static void describe(hpl_context *ctx, const hpl__device *d, const uint32_t *r, 
             last[i] = r[REPORT_HI + i] - 1;
         at = hpl__append(msg, size, at, "%s element ", access[r[REPORT_ACCESS] & 3]);
         at = put_coords(msg, size, at, &r[REPORT_INDEX], n);
-        at = hpl__append(msg, size, at, " of its argument bound to %s%s%s, outside the part the subkernel was given, ",
+        at = hpl__append(msg, size, at, " of its argument");
+        if (k && a)
+            at = put_candidates(msg, size, at, k, a, n, r[REPORT_ACCESS]);
+        at = hpl__append(msg, size, at, " bound to %s%s%s, outside the part the subkernel was given, ",
                          a ? "array '" : "an array since freed", a ? a->name : "", a ? "'" : "");
         at = put_coords(msg, size, at, &r[REPORT_LO], n);
         at = hpl__append(msg, size, at, "..");
