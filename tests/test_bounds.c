@@ -86,6 +86,26 @@ static hpl_launch all_devices(hpl_context *ctx)
     return l;
 }
 
+/* The input, N x K (K x N transposed): element (i, l) is a_value(i, l). */
+static hpl_array input(hpl_context *ctx, const char *name, bool transposed)
+{
+    hpl_array a = named_array(ctx, name, HPL_FLOAT32, transposed ? K : N, transposed ? N : K);
+    float *p = th_access(ctx, a, HPL_WRITE);
+    for (int i = 0; p && i < N; i++)
+        for (int l = 0; l < K; l++)
+            p[transposed ? l * N + i : i * K + l] = a_value(i, l);
+    return a;
+}
+
+/* An N x N domain over every device. */
+static hpl_launch n_by_n(hpl_context *ctx)
+{
+    hpl_launch l = all_devices(ctx);
+    l.global[0] = N;
+    l.global[1] = N;
+    return l;
+}
+
 /* A canary array made beside the ones the kernel strays from: it must come
  * back as written. */
 static hpl_array canary_make(hpl_context *ctx)
@@ -128,15 +148,9 @@ static void test_syrk(const char *devices, bool split_a)
 {
     hpl_context *ctx = th_context(devices);
     hpl_kernel k = th_kernel(ctx, syrk_src);
-    hpl_array a = named_array(ctx, "A", HPL_FLOAT32, N, K), c = named_array(ctx, "C", HPL_FLOAT32, N, N);
+    hpl_array a = input(ctx, "A", false), c = named_array(ctx, "C", HPL_FLOAT32, N, N);
     hpl_array canary = canary_make(ctx);
-    float *pa = th_access(ctx, a, HPL_WRITE);
-    for (int i = 0; pa && i < N; i++)
-        for (int l = 0; l < K; l++)
-            pa[i * K + l] = a_value(i, l);
-    hpl_launch launch = all_devices(ctx);
-    launch.global[0] = N;
-    launch.global[1] = N;
+    hpl_launch launch = n_by_n(ctx);
     CHECK_OK(hpl_eval(ctx, k, &launch,
                       HPL_ARGS(split_a ? hpl_part1(a, 0) : hpl_arr(a), hpl_part1(c, 0), hpl_i32(K))));
     int rc = hpl_finish(ctx);
@@ -173,15 +187,9 @@ static void test_covariance(void)
 {
     hpl_context *ctx = th_context("cpu:2");
     hpl_kernel k = th_kernel(ctx, cov_src);
-    hpl_array a = named_array(ctx, "data", HPL_FLOAT32, K, N), c = named_array(ctx, "cov", HPL_FLOAT32, N, N);
+    hpl_array a = input(ctx, "data", true), c = named_array(ctx, "cov", HPL_FLOAT32, N, N);
     hpl_array canary = canary_make(ctx);
-    float *pa = th_access(ctx, a, HPL_WRITE);
-    for (int l = 0; pa && l < K; l++)
-        for (int i = 0; i < N; i++)
-            pa[l * N + i] = a_value(i, l);
-    hpl_launch launch = all_devices(ctx);
-    launch.global[0] = N;
-    launch.global[1] = N;
+    hpl_launch launch = n_by_n(ctx);
     CHECK_OK(hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_arr(a), hpl_part1(c, 0), hpl_i32(K))));
     /* The host read waits for the kernel and reports. */
     void *p = NULL;
@@ -259,9 +267,7 @@ static void test_undetailed(void)
     hpl_array a, c;
     CHECK_OK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_FLOAT32, .dims = {N, K}}, &a));
     CHECK_OK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_FLOAT32, .dims = {N, N}}, &c));
-    hpl_launch launch = all_devices(ctx);
-    launch.global[0] = N;
-    launch.global[1] = N;
+    hpl_launch launch = n_by_n(ctx);
     CHECK_OK(hpl_eval(ctx, k, &launch, HPL_ARGS(hpl_part1(a, 0), hpl_part1(c, 0), hpl_i32(K))));
     int rc = hpl_finish(ctx);
     if (checks) {
