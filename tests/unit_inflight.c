@@ -241,7 +241,7 @@ static void bad_bounds(void)
     CHECK(ctx && ctx->max_in_flight == 1024, "the default bound is %u", ctx ? ctx->max_in_flight : 0);
     hpl_context_destroy(ctx);
     CHECK_FAILS(hpl_context_create(&(hpl_context_desc){.devices = th_devices("cpu"), .max_in_flight = 65537}, &ctx),
-                HPL_ERROR_INVALID_ARGUMENT, "max_in_flight is 65537");
+                HPL_ERROR_INVALID_ARGUMENT, "hpl_context_desc.max_in_flight is 65537");
 }
 
 int main(void)

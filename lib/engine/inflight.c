@@ -36,7 +36,8 @@ int hpl__inflight_configure(hpl_context *ctx, uint32_t desc_max)
     const char *env = getenv("HPLVK_MAX_IN_FLIGHT");
     int rc = HPL_OK;
     if (desc_max > MAX_MAX_IN_FLIGHT)
-        rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "max_in_flight is %u, more than %u", desc_max, MAX_MAX_IN_FLIGHT);
+        rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_context_desc.max_in_flight is %u, more than %u", desc_max,
+                       MAX_MAX_IN_FLIGHT);
     else if (!desc_max && env && *env)
         rc = hpl__parse_count("HPLVK_MAX_IN_FLIGHT", env, 1, MAX_MAX_IN_FLIGHT, &max);
     if (rc != HPL_OK)
