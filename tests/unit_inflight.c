@@ -112,17 +112,26 @@ static hpl_context *context(uint32_t max_in_flight)
     return th_context_desc(&(hpl_context_desc){.devices = th_devices("cpu"), .max_in_flight = max_in_flight});
 }
 
-static void bound_holds(void)
+/* A context bounded at MAX whose device 0 is held (*hold signals it) while
+ * a thread of its own runs e's evals (*t). */
+static hpl_context *start_held(evals *e, VkSemaphore *hold, pthread_t *t)
 {
     hpl_context *ctx = context(MAX);
-    evals e = {.ctx = ctx, .k = th_kernel(ctx, inc_src), .x = th_array(ctx, HPL_UINT32, N, 0, 0)};
-    CHECK_OK(hpl_array_fill(ctx, e.x, &(uint32_t){0}, 0));
+    *e = (evals){.ctx = ctx, .k = th_kernel(ctx, inc_src), .x = th_array(ctx, HPL_UINT32, N, 0, 0)};
+    CHECK_OK(hpl_array_fill(ctx, e->x, &(uint32_t){0}, 0));
     CHECK_OK(hpl_finish(ctx));
-    hpl__device *d = &ctx->devices[0];
+    hold_device(ctx, &ctx->devices[0], hold);
+    pthread_create(t, NULL, run_evals, e);
+    return ctx;
+}
+
+static void bound_holds(void)
+{
+    evals e;
     VkSemaphore hold;
-    hold_device(ctx, d, &hold);
     pthread_t t;
-    pthread_create(&t, NULL, run_evals, &e);
+    hpl_context *ctx = start_held(&e, &hold, &t);
+    hpl__device *d = &ctx->devices[0];
     /* The hold and MAX - 1 evals are in flight: the next call waits. */
     int returned = wait_stuck(&e, MAX - 1);
     hpl__semaphore_signal(d, hold, 1);
@@ -145,15 +154,11 @@ static void bound_holds(void)
 
 static void failure_ends_wait(void)
 {
-    hpl_context *ctx = context(MAX);
-    evals e = {.ctx = ctx, .k = th_kernel(ctx, inc_src), .x = th_array(ctx, HPL_UINT32, N, 0, 0)};
-    CHECK_OK(hpl_array_fill(ctx, e.x, &(uint32_t){0}, 0));
-    CHECK_OK(hpl_finish(ctx));
-    hpl__device *d = &ctx->devices[0];
+    evals e;
     VkSemaphore hold;
-    hold_device(ctx, d, &hold);
     pthread_t t;
-    pthread_create(&t, NULL, run_evals, &e);
+    hpl_context *ctx = start_held(&e, &hold, &t);
+    hpl__device *d = &ctx->devices[0];
     wait_stuck(&e, MAX - 1);
     /* As a lost device: failed, then what it was given settles (a failed
      * wait still waits for it: submit.c, settle_points). */
