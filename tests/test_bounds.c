@@ -291,7 +291,7 @@ static void test_info_and_switch(void)
 
     setenv("HPLVK_BOUNDS_CHECK", "yes", 1);
     hpl_context *bad = NULL;
-    CHECK_FAILS(hpl_context_create(&(hpl_context_desc){.devices = "cpu"}, &bad), HPL_ERROR_INVALID_ARGUMENT,
+    CHECK_FAILS(hpl_context_create(&(hpl_context_desc){.devices = th_devices("cpu")}, &bad), HPL_ERROR_INVALID_ARGUMENT,
                 "HPLVK_BOUNDS_CHECK");
     unsetenv("HPLVK_BOUNDS_CHECK");
 }

@@ -21,7 +21,8 @@
  *    and the kernel's result holds the rows as they were before it.
  * 2. Halo rows staged into the host ("cpu:3", separate memories): rows
  *    0..9 written on device 0, rows 20..29 on device 2; device 0 held, and
- *    its copy of rows 0..9 to the host (a prefetch) queued behind it. The
+ *    its copy of rows 0..9 to the host (a prefetch; transfers on the compute
+ *    queue, HPLVK_TRANSFER_LANE=off) queued behind it. The
  *    host's read of rows 20..29 (staged from device 2 into the same host
  *    storage), then device 1's eval over them (a copy from the host) and
  *    the host's read of its result do not wait for device 0; the host's
@@ -214,7 +215,20 @@ static void zero_copy(void)
 
 static void staged_halos(void)
 {
+    /* Every transfer on the compute queue: a GPU's transfer lane would run
+     * the download of rows 0..9 beside the hold, not behind it (it waits
+     * only for the fill that wrote them), and nothing would be left to
+     * wait for. */
+    const char *lane = getenv("HPLVK_TRANSFER_LANE");
+    char saved[16] = "";
+    if (lane)
+        snprintf(saved, sizeof saved, "%s", lane);
+    setenv("HPLVK_TRANSFER_LANE", "off", 1);
     hpl_context *ctx = th_context_desc(&(hpl_context_desc){.devices = "cpu:3", .zero_copy = HPL_ZERO_COPY_OFF});
+    if (lane)
+        setenv("HPLVK_TRANSFER_LANE", saved, 1);
+    else
+        unsetenv("HPLVK_TRANSFER_LANE");
     hpl_kernel copy = th_kernel(ctx, copy_src);
     hpl_array a = make(ctx, 30, "a"), out = make(ctx, 10, "out"), held = make(ctx, 1, "held");
     hpl_array rows0 = rows_of(ctx, a, 0, 9), rows20 = rows_of(ctx, a, 20, 29);
