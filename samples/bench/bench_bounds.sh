@@ -23,7 +23,7 @@ while getopts "r:d:" o; do
     esac
 done
 shift $((OPTIND - 1))
-bin=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build/samples}
+bin=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/samples}
 
 # The stencils and the matrix product, at sizes that keep a GPU busy for
 # tens of milliseconds (HPLVK_DEVICES=cpu: use small ones, -d cpu and edit).

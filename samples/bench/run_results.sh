@@ -159,7 +159,7 @@ while getopts nls:p:o: opt; do
 done
 shift $((OPTIND - 1))
 [[ $# -le 1 ]] || usage
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=${1:-$root/build/samples}
 [[ -n $dry || -x $bin/matmul ]] || { echo "$0: no built samples in $bin" >&2; usage; }
 
