@@ -23,7 +23,7 @@
  * boundaries between parts), and the library and the validation layer must
  * report no error. samples/jacobi.c, the same stencil shape, also checks
  * the halo bytes, the parts and a rerun on device 0 alone. What this
- * program shares with its Vulkan twin (twin_game_of_life.c) is in
+ * program shares with its Vulkan twin (twins/twin_game_of_life.c) is in
  * life_host.h.
  */
 #define _POSIX_C_SOURCE 199309L

@@ -1,10 +1,11 @@
 /*
  * life_host.h — what samples/game_of_life.c (hplvk, any number of devices)
- * and its hand-written Vulkan twin samples/twin_game_of_life.c (one device)
- * need identically: the kernel's computation, the size and its arguments,
- * the start grid, the host reference and its check, a clock and the RESULT
- * line. samples/count_lines.sh counts it for neither, so that comparing
- * the two counts only what differs: how each drives its devices.
+ * and its hand-written Vulkan twin samples/twins/twin_game_of_life.c (one
+ * device) need identically: the kernel's computation, the size and its
+ * arguments, the start grid, the host reference and its check, a clock and
+ * the RESULT line. samples/twins/count_lines.sh counts it for neither, so
+ * that comparing the two counts only what differs: how each drives its
+ * devices.
  *
  * Pure C11 and GLSL: no hplvk, no Vulkan (the twin links neither hplvk nor
  * sample_util.h). Header-only (static functions), so that each program

@@ -13,7 +13,7 @@
  * the device count the last devices get no part and run nothing.
  *
  * Everything but the library calls is matmul_host.h's, shared with the
- * hand-written Vulkan twin (twin_matmul.c): the tiled kernel and its tile
+ * hand-written Vulkan twin (twins/twin_matmul.c): the tiled kernel and its tile
  * sets (MATMUL_TILES), the arguments, the fixed-seed inputs, the check of C
  * against a double-precision host product, and the RESULT line. One eval
  * warms up (compile, uploads), again and again for 500 ms on a GPU

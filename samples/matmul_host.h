@@ -1,6 +1,6 @@
 /*
  * matmul_host.h — what samples/matmul.c and its hand-written Vulkan twin
- * samples/twin_matmul.c both need, identically: the tiled SGEMM kernel
+ * samples/twins/twin_matmul.c both need, identically: the tiled SGEMM kernel
  * (GLSL text) and its tile sets, the arguments, the fixed-seed inputs, the
  * check of the product, a clock and the RESULT line. Kept in one place so
  * that the two programs differ only in how they reach the devices

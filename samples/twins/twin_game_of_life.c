@@ -1,7 +1,8 @@
 /*
  * twin_game_of_life — samples/game_of_life.c written by hand against plain
- * Vulkan and shaderc, without hplvk: the baseline that samples/count_lines.sh
- * counts, i.e. what a user writes for the same kernel on ONE device.
+ * Vulkan and shaderc, without hplvk: the baseline that
+ * samples/twins/count_lines.sh counts, i.e. what a user writes for the same
+ * kernel on ONE device.
  *
  *   twin_game_of_life [rows [cols [steps [host_budget]]]]   default 512 512 100 3e8
  *

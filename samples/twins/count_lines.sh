@@ -3,7 +3,10 @@
 # host lines against a hand-written Vulkan twin, lines that change between a
 # single-device and a multi-device version, and lines of halo-exchange code.
 #
-#   count_lines.sh [-v] [samples_dir]     default: the directory of this script
+#   count_lines.sh [-v] [samples_dir]
+#
+# samples_dir: the samples (game_of_life.c, ...), their twins in its twins/
+# (twin_<sample>.c); default: samples/, the directory above this script's.
 #
 # -v also prints every line that the last two tables count. Each target is
 # printed with ok / MISSED; the script exits 1 when one is missed (a sample
@@ -33,7 +36,7 @@
 #
 # TABLE 1, sample vs twin (game_of_life vs twin_game_of_life, matmul vs
 # twin_matmul; a twin not written yet shows "-"):
-#   lines      host lines of the sample; twin: of twin_<sample>.c
+#   lines      host lines of the sample; twin: of twins/twin_<sample>.c
 #   ratio      lines / twin lines (target <= 0.15)
 #   api        host lines that name the device API: for the sample a token
 #              starting hpl_, HPL_, sample_ or SAMPLE_ (the library and the
@@ -76,7 +79,7 @@ if [[ $# -gt 0 && $1 == -v ]]; then
 fi
 [[ $# -le 1 ]] || usage
 [[ $# -eq 0 || $1 != -* ]] || usage
-dir=${1:-$(dirname "${BASH_SOURCE[0]}")}
+dir=${1:-$(dirname "${BASH_SOURCE[0]}")/..}
 if [[ ! -f $dir/game_of_life.c ]]; then
     echo "$0: $dir/game_of_life.c not found" >&2
     usage
@@ -170,9 +173,9 @@ for s in game_of_life matmul; do
     lines=$(host_lines "$dir/$s.c" | count)
     api=$(host_lines "$dir/$s.c" | matching "$SAMPLE_API" | count)
     twin=- twin_api=-
-    if [[ -f $dir/twin_$s.c ]]; then
-        twin=$(host_lines "$dir/twin_$s.c" | count)
-        twin_api=$(host_lines "$dir/twin_$s.c" | matching "$TWIN_API" | count)
+    if [[ -f $dir/twins/twin_$s.c ]]; then
+        twin=$(host_lines "$dir/twins/twin_$s.c" | count)
+        twin_api=$(host_lines "$dir/twins/twin_$s.c" | matching "$TWIN_API" | count)
     fi
     r=$(ratio "$lines" "$twin")
     ar=$(ratio "$api" "$twin_api")
