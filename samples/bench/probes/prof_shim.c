@@ -1,6 +1,6 @@
-/* Built by hand for samples/results/h200-pushes.txt: a sampling profiler of the main thread for
- * machines without perf. gcc -O2 -shared -fPIC -o prof_shim.so prof_shim.c -lrt
- * LD_PRELOAD=./prof_shim.so PROF_OUT=file PROF_US=50 ./program
+/* A sampling profiler of the main thread for machines without perf, loaded with LD_PRELOAD; used for
+ * samples/bench/results/h200-pushes.txt. Built by target prof_shim (cmake --build build --target prof_shim):
+ * LD_PRELOAD=build/samples/bench/probes/prof_shim.so PROF_OUT=file PROF_US=50 ./program
  * Every PROF_US microseconds of wall time (CLOCK_MONOTONIC, delivered to the main thread only, so blocked
  * time counts too) the handler stores the call stack (backtrace(3), 32 frames). At exit it writes
  * /proc/self/maps and one line of hex addresses per sample; symbolise them with prof_report.py. */

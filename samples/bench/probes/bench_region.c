@@ -1,8 +1,14 @@
 /* Micro-benchmark of lib/base/region.c: ns per operation for the operations the
  * coherence layer does on every launch. Prints numbers; asserts nothing.
  *
- *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Ilib lib/base/region.c \
- *       lib/base/util.c lib/base/error.c tests/bench_region.c -o /tmp/bench_region
+ * Built by target bench_region (linked to hplvk_internal, as the unit tests):
+ *
+ *   cmake --build build --target bench_region && build/samples/bench/probes/bench_region
+ *
+ * or by hand, from the repository's root:
+ *
+ *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Ilib/base lib/base/region.c \
+ *       lib/base/util.c lib/base/error.c samples/bench/probes/bench_region.c -o /tmp/bench_region
  */
 #include "region.h"
 

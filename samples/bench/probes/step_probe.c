@@ -1,5 +1,7 @@
-/* Built by hand for samples/results/h200-queues.txt: gcc -O2 -o step_probe step_probe.c -Iinclude -Lbuild -lhplvk */
-/* Host time per stencil step over N logical devices: hpl_eval calls alone, and the whole. */
+/* Host time per stencil step over N logical devices: hpl_eval calls alone, and the whole.
+ * Measured for samples/bench/results/h200-queues.txt. Built by target step_probe (on libhplvk.so):
+ * cmake --build build --target step_probe; run on the devices to compare, with rows (default 256), steps
+ * (default 2000) and "first" for halos first, e.g. HPLVK_DEVICES=gpu0:2 build/samples/bench/probes/step_probe 256 2000. */
 #define _POSIX_C_SOURCE 200809L
 #include <hplvk.h>
 #include <stdio.h>

@@ -1,5 +1,7 @@
-/* Built by hand for samples/results/h200-queues.txt: gcc -O2 -o conc_probe conc_probe.c -Iinclude -Lbuild -lhplvk */
-/* Do kernels of two logical devices on queues of one VkDevice overlap? */
+/* Do kernels of two logical devices on queues of one VkDevice overlap?
+ * Measured for samples/bench/results/h200-queues.txt. Built by target conc_probe (on libhplvk.so):
+ * cmake --build build --target conc_probe; run with the devices to compare and the kernel's iterations
+ * (default 2000000), e.g. HPLVK_LOGICAL_DEVICES=queues HPLVK_DEVICES=gpu0:2 build/samples/bench/probes/conc_probe. */
 #define _POSIX_C_SOURCE 200809L
 #include <hplvk.h>
 #include <stdio.h>

@@ -1,5 +1,4 @@
-/* Built by hand for samples/results/h200-pushes.txt: gcc -O2 -pthread -o submit_probe submit_probe.c -lvulkan
- * Do two threads' vkQueueSubmit calls overlap? On the first GPU: each thread submits ROUNDS small command
+/* Do two threads' vkQueueSubmit calls overlap? On the first GPU: each thread submits ROUNDS small command
  * buffers (a barrier and a 4-byte fill, pre-recorded, SIMULTANEOUS_USE) to its own queue, each submission
  * signalling the queue's timeline semaphore, nothing waited for in between (a wait every 64 submissions
  * keeps the queue short). Mean host time per vkQueueSubmit call, for:
@@ -7,7 +6,9 @@
  *   two threads, two queues of one VkDevice (hplvk's HPLVK_LOGICAL_DEVICES=queues)
  *   two threads, a VkDevice each (separate GPUs look like this)
  * If the driver serialises submissions per VkDevice, the second case costs about twice the first per
- * call; if not, about the same. */
+ * call; if not, about the same.
+ * Measured for samples/bench/results/h200-pushes.txt. Built by target submit_probe (the Vulkan loader only,
+ * no hplvk): cmake --build build --target submit_probe; run build/samples/bench/probes/submit_probe. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

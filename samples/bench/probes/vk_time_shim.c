@@ -1,5 +1,7 @@
-/* Built by hand for samples/results/h200-queues.txt: gcc -O2 -shared -fPIC -o vk_time_shim.so vk_time_shim.c -ldl; run with LD_PRELOAD. */
-/* LD_PRELOAD: time Vulkan calls made on the main thread (and on others). */
+/* LD_PRELOAD: time Vulkan calls made on the main thread (and on others); used for
+ * samples/bench/results/h200-queues.txt. Built by target vk_time_shim (cmake --build build --target vk_time_shim):
+ * LD_PRELOAD=build/samples/bench/probes/vk_time_shim.so ./program prints each call's count and host time to
+ * stderr at exit. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,10 +1,11 @@
-/* Built by hand for samples/results/h200-pushes.txt: gcc -O2 -o begin_probe begin_probe.c -lvulkan
- * What vkBeginCommandBuffer costs the host on the first device, by how command buffers are reset:
+/* What vkBeginCommandBuffer costs the host on the first device, by how command buffers are reset:
  *   reset-bit   one pool with RESET_COMMAND_BUFFER_BIT, begin resets implicitly (hplvk's rings)
  *   transient   the same pool flags plus TRANSIENT_BIT
  *   pool-reset  a pool per command buffer, vkResetCommandPool before begin
  * Each of 4 command buffers in turn: reset/begin (timed), three barriers and two 4-byte fills, end, submit with
- * a fence, spin on the fence; 20000 rounds per variant, three passes; mean host time of reset + begin. */
+ * a fence, spin on the fence; 20000 rounds per variant, three passes; mean host time of reset + begin.
+ * Measured for samples/bench/results/h200-pushes.txt. Built by target begin_probe (the Vulkan loader only,
+ * no hplvk): cmake --build build --target begin_probe; run build/samples/bench/probes/begin_probe. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
