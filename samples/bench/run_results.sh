@@ -27,7 +27,8 @@
 #            with .txt replaced by .full.txt (file.full.txt if it has no
 #            .txt), after a "=== run: ..." line.
 #   samples_bindir  the built samples (default: build/samples under the
-#            repository).
+#            repository); the benchmarks (bench_*) in its bench/ and the
+#            twins (twin_*) in its twins/, where the build puts them.
 #
 # Run lines: "TOKEN TIMEOUT PROGRAM ARGS", TOKEN naming the devices
 # (HPLVK_DEVICES):
@@ -162,6 +163,15 @@ shift $((OPTIND - 1))
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=${1:-$root/build/samples}
 [[ -n $dry || -x $bin/matmul ]] || { echo "$0: no built samples in $bin" >&2; usage; }
+# program PROG: where the build puts PROG: bench_* in bench/, twin_* in
+# twins/, a sample in the samples' directory itself.
+program() {
+    case $1 in
+    bench_*) echo "$bin/bench/$1" ;;
+    twin_*) echo "$bin/twins/$1" ;;
+    *) echo "$bin/$1" ;;
+    esac
+}
 
 # One run per line: device token, timeout in seconds, program and arguments.
 case $profile in
@@ -348,7 +358,7 @@ while read -r token limit prog args; do
     [[ -n ${token:-} ]] || continue
     devices=$(devices_of "$token") || { echo "$0: profile $profile: unknown device token '$token'" >&2; exit 2; }
     [[ $limit =~ ^[1-9][0-9]*$ && -n ${prog:-} ]] || { echo "$0: profile $profile: bad line '$token $limit $prog'" >&2; exit 2; }
-    [[ -n $dry || -x $bin/$prog ]] || { echo "$0: no program $bin/$prog" >&2; exit 2; }
+    [[ -n $dry || -x $(program "$prog") ]] || { echo "$0: no program $(program "$prog")" >&2; exit 2; }
     [[ -z $select || $prog =~ $select ]] || continue
     plan+=("$token|$devices|$limit|$prog|${args:-}")
     limits=$((limits + limit))
@@ -396,7 +406,7 @@ for entry in "${plan[@]}"; do
     # $args unquoted: the arguments are words. No stdin: a sample must not
     # read the run list. -k: a run that ignores the TERM is killed.
     # shellcheck disable=SC2086
-    HPLVK_DEVICES=$devices timeout -k 10 "$limit" "$bin/$prog" $args >"$tmp" 2>&1 </dev/null
+    HPLVK_DEVICES=$devices timeout -k 10 "$limit" "$(program "$prog")" $args >"$tmp" 2>&1 </dev/null
     rc=$?
     wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     result=$(grep '^RESULT ' "$tmp" | tail -1)
