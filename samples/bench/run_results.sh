@@ -40,8 +40,8 @@
 # give Lavapipe as much as a GPU, and it would set the pace.
 #
 # Profiles. Times are estimates for the whole profile, from what was
-# measured on one H200 and its 16-core host (samples/results/h200.txt,
-# samples/RESULTS.md); host work (inputs, checks) is most of many runs.
+# measured on one H200 and its 16-core host (results/h200.txt and
+# RESULTS.md, here); host work (inputs, checks) is most of many runs.
 # Written before the multi-GPU machines were lent: h200x2, h200x4 and
 # h200x8 have not run yet, so their times are estimates, not measurements.
 #   ci      Lavapipe, small sizes: c1 and c2. 12 s on 2 cores.
