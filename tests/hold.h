@@ -1,5 +1,5 @@
 /* Holding a device for tests that need it busy, deterministically (unit
- * tests: it takes the VkDevice from internal.h). The application's "read"
+ * tests: it takes the VkDevice from engine.h). The application's "read"
  * of a (sub)array, released (hpl_array_vulkan_release) with a timeline
  * semaphore of the test that only the host signals: a point pending on the
  * device's queue that cannot complete before hold_release, and everything
@@ -7,9 +7,9 @@
 #ifndef HPLVK_TEST_HOLD_H
 #define HPLVK_TEST_HOLD_H
 
+#include "engine.h"
 #include "harness.h"
 #include "hplvk_vulkan.h"
-#include "internal.h"
 
 #include <pthread.h>
 

@@ -4,8 +4,8 @@
  * (HPL_ERROR_INTERNAL or HPL_ERROR_TOO_LARGE, with a message) instead of
  * writing outside its argument chunk (ASan watches in the sanitized build).
  * With the reflection restored, the kernel runs again. */
+#include "api.h"
 #include "harness.h"
-#include "internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -17,8 +17,11 @@
  *   - peer timelines are set up only between devices that can share them:
  *     none on Lavapipe (printed either way). */
 #define _POSIX_C_SOURCE 200809L
+#include "device.h"
 #include "events.h"
 #include "harness.h"
+#include "submit.h"
+#include "transfer.h"
 
 #include <inttypes.h>
 #include <stdio.h>

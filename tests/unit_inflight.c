@@ -19,7 +19,9 @@
  * library's internals.) */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
-#include "internal.h"
+#include "inflight.h"
+#include "submit.h"
+#include "vk.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -5,7 +5,7 @@
  * application's "read" of a (sub)array, released (hpl_array_vulkan_release)
  * with a timeline semaphore of the test that only the host signals. It
  * makes a point pending on that device's queue, and everything submitted
- * there after it waits too. The internal API gives the VkDevice (internal.h).
+ * there after it waits too. The internal API gives the VkDevice (engine.h).
  * So the checks are deterministic:
  *   - "goes on": the call returns while the point is still pending (it
  *     cannot complete before the signal). A call that waits for it would

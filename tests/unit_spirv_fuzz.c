@@ -31,9 +31,9 @@
  * `unit_spirv_fuzz 1 SEED c` replays it, and a failing or crashing case is
  * written to $TMPDIR/hplvk_fuzz_SEED_c.spv. */
 #define _POSIX_C_SOURCE 200809L
+#include "api.h"
 #include "compile.h"
 #include "harness.h"
-#include "internal.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -14,8 +14,8 @@
  *     split over two devices too.
  * Big walked domains (several dispatches along the swapped dimension) are
  * in test_big_domain. */
+#include "api.h"
 #include "harness.h"
-#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,13 @@
  * are refused: hplvk cannot order them after work it has not been told the
  * end of. Release submits one command buffer waiting for the application's
  * semaphore, an ordinary hplvk point that every later access orders after. */
+#include "api.h"
+
 #include "access.h"
+#include "copy.h"
+#include "storage.h"
+#include "submit.h"
+#include "submitter.h"
 
 #include <string.h>
 

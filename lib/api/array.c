@@ -1,5 +1,13 @@
 /* Arrays: shapes, lazily allocated host and device storage, host access. */
-#include "internal.h"
+#include "api.h"
+
+#include "acquired.h"
+#include "bounds.h"
+#include "copy.h"
+#include "residency.h"
+#include "storage.h"
+#include "submit.h"
+#include "transfer.h"
 
 #include <inttypes.h>
 #include <stdio.h>

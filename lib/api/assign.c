@@ -1,7 +1,12 @@
 /* Assignment between (sub)arrays and fill with a scalar, on a device
  * (asynchronous) or on the host. */
+#include "api.h"
+
 #include "access.h"
+#include "acquired.h"
+#include "copy.h"
 #include "events.h"
+#include "inflight.h"
 
 #include <string.h>
 

@@ -1,7 +1,10 @@
 /* The library's own kernels (shaders/): fill and the device side of
  * reductions, run through the same subkernel machinery as eval. */
+#include "api.h"
+
 #include "embedded.h"
 #include "launch.h"
+#include "subkernel.h"
 
 #include <string.h>
 

@@ -1,6 +1,18 @@
 /* Contexts: the Vulkan instance, validation, physical devices, teardown. */
+#include "api.h"
+
+#include "access.h"
+#include "acquired.h"
+#include "bounds.h"
 #include "config.h"
-#include "internal.h"
+#include "device.h"
+#include "inflight.h"
+#include "progress.h"
+#include "residency.h"
+#include "submit.h"
+#include "submitter.h"
+#include "transfer.h"
+#include "vk.h"
 
 #include <stdlib.h>
 #include <string.h>

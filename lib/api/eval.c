@@ -1,7 +1,11 @@
 /* hpl_eval: plan the subkernels (launch.c: one for a plain eval, one per
  * device for a split one), run them (dispatch.c), and remember how each
  * annotated array was split, for hpl_array_part. */
+#include "api.h"
+
+#include "inflight.h"
 #include "launch.h"
+#include "subkernel.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,12 @@
 /* Hints from the user: prefetch a (sub)array to where it will be used, and
  * discard contents nobody will read. Neither changes what a later read sees
  * except that discarded elements become undefined. */
+#include "api.h"
+
 #include "access.h"
+#include "acquired.h"
+#include "inflight.h"
+#include "transfer.h"
 
 /* Prefetch to a device: an operation that only reads the view there, so
  * that its fetches are planned, recorded and ordered exactly like an eval's. */

@@ -1,8 +1,11 @@
 /* Kernels: sources to SPIR-V (compile.c), reflection (reflect.c), variants
  * per device type, and pipelines per (variant, device, local size). */
+#include "api.h"
+
 #include "compile.h"
-#include "internal.h"
+#include "submit.h"
 #include "validate.h"
+#include "vk.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,11 @@
  * anything runs (dispatch.c runs the subkernels). Messages name the argument
  * or launch field at fault. */
 #include "launch.h"
+
+#include "api.h"
 #include "partition.h"
+#include "subkernel.h"
+#include "submit.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -5,7 +5,11 @@
  * packages (plan_packages.c). */
 #include "plan.h"
 
+#include "api.h"
 #include "events.h"
+#include "inflight.h"
+#include "launch.h"
+#include "submit.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -21,6 +21,8 @@
  * are numbered from 1 and never twice. A plan in use by a call is pinned:
  * destroyed meanwhile (by its own partitioner, say), its token is stale at
  * once and the plan is freed when the call returns. */
+#include "api.h"
+
 #include "plan.h"
 
 #include <pthread.h>

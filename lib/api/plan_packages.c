@@ -19,10 +19,10 @@
  * nothing after. The same when the plan's alone check (plan.c) found the
  * scheme slower than one device alone. */
 #define _POSIX_C_SOURCE 199309L
-#include "plan.h"
-
 #include "events.h"
+#include "plan.h"
 #include "schedule.h"
+#include "submit.h"
 
 #include <string.h>
 #include <time.h>

@@ -2,9 +2,12 @@
  * one per device, either through the annotations (an eval given the
  * pieces) or through the user's partitioner and its runners, and reading
  * back what each device spent on it from the event log. */
-#include "plan.h"
+#include "api.h"
 
 #include "events.h"
+#include "launch.h"
+#include "plan.h"
+#include "subkernel.h"
 
 #include <string.h>
 

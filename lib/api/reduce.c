@@ -3,7 +3,12 @@
  * value per work-group), the host reduces the rest, and combines. Nothing
  * moves but the partial values, except data valid only on a device that
  * cannot reduce its type (no 64-bit support), which goes to the host. */
-#include "internal.h"
+#include "api.h"
+
+#include "acquired.h"
+#include "copy.h"
+#include "storage.h"
+#include "transfer.h"
 
 #include <string.h>
 

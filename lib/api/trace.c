@@ -5,7 +5,11 @@
  * host (a thread track per host thread), process 2 + d device d (a thread
  * track per queue). Times are microseconds of the host's CLOCK_MONOTONIC from
  * the trace's first moment. */
+#include "api.h"
+
 #include "events.h"
+#include "submit.h"
+#include "timestamps.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -1,7 +1,15 @@
 /* Operations on one device: bindings, fetches, coherence after. See access.h. */
 #include "access.h"
+
+#include "acquired.h"
 #include "config.h"
+#include "copy.h"
 #include "events.h"
+#include "lane.h"
+#include "residency.h"
+#include "storage.h"
+#include "submit.h"
+#include "transfer.h"
 
 #include <stdlib.h>
 #include <string.h>

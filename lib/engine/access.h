@@ -14,7 +14,7 @@
 #ifndef HPL_ACCESS_H
 #define HPL_ACCESS_H
 
-#include "internal.h"
+#include "engine.h"
 
 /* One memory of one root the operation uses. */
 typedef struct hpl__binding {
@@ -80,5 +80,9 @@ int hpl__op_settle(hpl__op *op);
 void hpl__op_release(hpl__op *op);
 /* The device address of element `first` (root coordinates) of memory slot. */
 VkDeviceAddress hpl__op_address(const hpl__op *op, hpl__array *root, int slot, const uint64_t first[3]);
+
+/* Reads HPLVK_PUSH (context creation): whether devices push the rows
+ * others read from them with the work that writes them (push.h). */
+int hpl__push_configure(hpl_context *ctx);
 
 #endif

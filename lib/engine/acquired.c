@@ -2,7 +2,7 @@
  * makes and ends the holds): accesses that would race with its work, the
  * eviction of a held buffer, destroying what it holds. Checked by the
  * operations below the API (access.c, residency.c) and by array.c. */
-#include "internal.h"
+#include "acquired.h"
 
 static const char *view_name(hpl_context *ctx, const hpl__array *root, const hpl__acquisition *q)
 {

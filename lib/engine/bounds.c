@@ -12,8 +12,11 @@
  * that makes the report's writes visible to the host, so once the host has
  * waited for the work (hpl_finish, a host access) hpl__bounds_poll finds
  * them. */
+#include "bounds.h"
+
 #include "config.h"
 #include "events.h"
+#include "memory.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -3,11 +3,13 @@
  * of contiguous elements of a box, and recording a box's runs as
  * vkCmdCopyBuffer regions or, when they are short and many, as dispatches
  * of the copy kernel (shaders/copy.comp); or copying them on the host. */
-#include "internal.h"
+#include "copy.h"
 
 #include "embedded.h"
 #include "partition.h"
+#include "storage.h"
 #include "validate.h"
+#include "vk.h"
 
 #include <stdlib.h>
 #include <string.h>

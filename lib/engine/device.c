@@ -2,9 +2,19 @@
  * Devices hplvk creates (hpl__devices_open) and the application's
  * (interop.c) share everything after the VkDevice exists:
  * hpl__device_setup. */
+#include "device.h"
+
+#include "bounds.h"
+#include "copy.h"
 #include "devspec.h"
-#include "internal.h"
+#include "lane.h"
+#include "memory.h"
+#include "submit.h"
+#include "submitter.h"
+#include "timestamps.h"
+#include "transfer.h"
 #include "validate.h"
+#include "vk.h"
 
 #include <stdio.h>
 #include <stdlib.h>

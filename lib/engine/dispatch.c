@@ -3,10 +3,15 @@
  * record the dispatches, submit, and record in each array's coherence state
  * what the kernel read and wrote. Never waits for a device (except the
  * ghost check under validation). */
+#include "access.h"
+#include "bounds.h"
+#include "copy.h"
 #include "events.h"
 #include "ghost_check.h"
+#include "memory.h"
 #include "partition.h"
 #include "subkernel.h"
+#include "submit.h"
 
 #include <string.h>
 

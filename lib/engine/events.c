@@ -1,7 +1,10 @@
 /* The event log (events.h): recording at the hooks, completion read
  * lazily from the devices' timelines and timestamp queries, names interned. */
 #include "events.h"
+
 #include "subkernel.h"
+#include "submit.h"
+#include "timestamps.h"
 
 #include <stdatomic.h>
 #include <string.h>

@@ -29,7 +29,7 @@
 #ifndef HPL_EVENTS_H
 #define HPL_EVENTS_H
 
-#include "internal.h"
+#include "engine.h"
 
 struct hpl__subkernel;
 typedef struct hpl__events hpl__events;
@@ -162,23 +162,6 @@ static inline void hpl__events_kernel_end(hpl_context *ctx, hpl__device *d, VkCo
 {
     if (ctx->events_on)
         hpl__events_kernel_end_(d, cb);
-}
-
-/* hpl__record_copy of `region` of root from memory slot src to memory slot
- * dst on device d (HPL__HOST or a buffer of d), logged under root's name
- * (an assignment's destination). The log brackets the copy: it never calls
- * the transfer code itself, which sits above it. */
-static inline void hpl__record_copy_logged(hpl_context *ctx, hpl__device *d, VkCommandBuffer cb,
-                                           const hpl__array *root, const hpl__region *region, int src, int dst,
-                                           const hpl__layout *from, const hpl__layout *to, const int64_t shift[3])
-{
-    hpl__event *e = ctx->events_on ? hpl__events_copy_begin_(ctx, d, cb, root, region, src, dst) : NULL;
-    uint64_t kernels = d->stats.copy_kernels;
-    hpl__record_copy(d, cb, root, region, from, to, shift);
-    if (e) {
-        e->u.copy.kernel_boxes = (uint32_t)(d->stats.copy_kernels - kernels);
-        hpl__events_copy_end_(d, cb, e);
-    }
 }
 
 /* The commands recorded on d's queue of `at` (a lane point: the transfer

@@ -11,7 +11,11 @@
  * slot. The operation on B that needed the region comes after the last
  * chunk on B's queue. */
 #include "config.h"
+#include "copy.h"
 #include "events.h"
+#include "storage.h"
+#include "submit.h"
+#include "transfer.h"
 
 #include <stdlib.h>
 #include <string.h>

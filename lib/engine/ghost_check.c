@@ -11,6 +11,11 @@
  * written. */
 #include "ghost_check.h"
 
+#include "copy.h"
+#include "memory.h"
+#include "subkernel.h"
+#include "submit.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>

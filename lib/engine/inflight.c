@@ -13,8 +13,13 @@
  * compare against a lower bound of the completed ones (ops_retired); only
  * past it does the device's timeline get read, and the host waits for the
  * oldest submission that brings the device under the bound. */
+#include "inflight.h"
+
 #include "config.h"
-#include "internal.h"
+#include "memory.h"
+#include "progress.h"
+#include "submit.h"
+#include "submitter.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * for what hplvk needs, then set up like a device hplvk created
  * (hpl__device_setup) but marked borrowed: hplvk never destroys it nor idles
  * its queues, and submits inside the application's queue lock. */
-#include "internal.h"
+#include "device.h"
 #include "validate.h"
 
 #include <stdio.h>

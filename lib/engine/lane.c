@@ -15,7 +15,12 @@
  * dedicated transfer queue), "off", or "shared" (a lane with its own
  * timeline on the compute queue itself: no overlap, but every path of the
  * lane runs, for tests on devices with one queue). */
+#include "lane.h"
+
 #include "events.h"
+#include "submit.h"
+#include "submitter.h"
+#include "vk.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,9 @@
 /* Device allocations: array buffers (with device addresses), the rings of
  * argument blocks, and host memory imported into a device. */
-#include "internal.h"
+#include "memory.h"
+
+#include "submit.h"
+#include "vk.h"
 
 #include <string.h>
 

@@ -19,8 +19,8 @@
  * unresolved to it (false reports, some still open in later layers:
  * KhronosGroup/Vulkan-ValidationLayers#10055, #10211). HPLVK_PEER_SEMAPHORES=0
  * turns it off as well (to compare, or should a driver misbehave). */
+#include "device.h"
 #include "devspec.h"
-#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -25,7 +25,10 @@
  * taking a core from its own kernels.) Under validation (see submit.c) it
  * never blocks in vkWaitSemaphores: it naps on its condition variable,
  * which a new request ends. */
-#include "internal.h"
+#include "progress.h"
+
+#include "submit.h"
+#include "vk.h"
 
 #include <sched.h>
 #include <string.h>

@@ -1,8 +1,15 @@
 /* Residency: which buffers of which arrays a device holds, within the
  * device's memory limit, least recently used evicted first; zero-copy
  * devices. */
+#include "residency.h"
+
+#include "acquired.h"
 #include "config.h"
 #include "events.h"
+#include "memory.h"
+#include "storage.h"
+#include "submit.h"
+#include "transfer.h"
 
 #include <stdlib.h>
 #include <string.h>

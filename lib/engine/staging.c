@@ -12,7 +12,12 @@
  * writes. A staged transfer is slower than one DMA from imported memory; it
  * is the fallback that keeps such devices and pointers usable. */
 #include "config.h"
+#include "copy.h"
 #include "events.h"
+#include "memory.h"
+#include "submit.h"
+#include "transfer.h"
+#include "vk.h"
 
 #include <stdlib.h>
 #include <string.h>

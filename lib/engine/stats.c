@@ -1,6 +1,6 @@
 /* Transfer statistics: counted per device where copies are recorded,
  * read and reset by hpl_stats_get / hpl_stats_reset. */
-#include "internal.h"
+#include "transfer.h"
 
 #include <string.h>
 

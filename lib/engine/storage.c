@@ -3,7 +3,9 @@
  * each device (one DMA per transfer, or the zero-copy device's own view), and
  * its device buffers by coherence slot. Transfers, residency and operations
  * reach memory through here, never through array.c. */
-#include "internal.h"
+#include "storage.h"
+
+#include "memory.h"
 
 #include <stdio.h>
 #include <sys/mman.h>

@@ -13,7 +13,12 @@
  * operation of a batch gets the timeline value the batch will signal.
  * Nothing here waits inside eval: a command buffer still in flight is never
  * waited for, a new one is made. */
+#include "submit.h"
+
 #include "events.h"
+#include "progress.h"
+#include "submitter.h"
+#include "vk.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -30,8 +30,10 @@
  * of two logical devices there are set by the GPU and get no shorter (a
  * Game of Life of 4096^2 cells got 8% slower); two physical GPUs, where the
  * host sets the pace of small steps, are not measured yet. */
+#include "submitter.h"
+
 #include "config.h"
-#include "internal.h"
+#include "vk.h"
 
 #include <sched.h>
 #include <stdlib.h>

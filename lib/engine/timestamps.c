@@ -9,7 +9,10 @@
  * event read after the last point, and increasing, so that the order of two
  * timestamps of one queue survives it (events convert when they are read,
  * never when they complete). */
-#include "internal.h"
+#include "timestamps.h"
+
+#include "submitter.h"
+#include "vk.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,12 @@
 /* Moving regions of arrays from device memories to the host storage: one
  * DMA into the storage imported into the device, or staged (staging.c). */
+#include "transfer.h"
+
+#include "copy.h"
 #include "events.h"
+#include "lane.h"
+#include "storage.h"
+#include "submit.h"
 
 /* ---- device to host ---------------------------------------------------- */
 

@@ -2,7 +2,7 @@
 /* Vulkan calls with hplvk's conventions, for every layer above the pure
  * logic: a VkResult as an hplvk error, timeline semaphores and host waits
  * on them. */
-#include "internal.h"
+#include "vk.h"
 
 #include <sched.h>
 #include <time.h>

@@ -1,0 +1,67 @@
+/* The api layer's functions that other files of lib/api call: arrays,
+ * kernels, the library's own kernels, plans and traces at a context's end. */
+#ifndef HPL_API_H
+#define HPL_API_H
+
+#include "engine.h"
+
+/* array.c */
+/* Makes a root array (hpl_array_create with the lock held). */
+int hpl__array_make(hpl_context *ctx, const hpl_array_desc *desc, hpl__array **out);
+/* Destroys an array or subarray (hpl_array_destroy with the lock held; the
+ * wait for an array's work releases it). */
+void hpl__array_drop(hpl_context *ctx, hpl__array *a);
+int hpl__array_get(hpl_context *ctx, hpl_array handle, hpl__array **out);
+hpl__view hpl__view_of(const hpl__array *a);
+void hpl__array_destroy_all(hpl_context *ctx);
+/* Readies `box` (NULL: all) of root's host storage for the host: brings it
+ * valid there when fetch, and waits for the work the host must wait for
+ * before reading it (for_write: before writing it), on that box only.
+ * Releases the lock while waiting: look handles up again after. */
+int hpl__host_sync(hpl_context *ctx, hpl__array *root, const hpl__box *box, bool fetch, bool for_write);
+/* Returns (then forgets) an asynchronous error of root's work, or the
+ * error of a failed device that holds it, with a message naming the array
+ * (the caller prefixes its own name). */
+int hpl__take_error(hpl_context *ctx, hpl__array *root);
+/* Records that the host wrote a's owned box. */
+int hpl__host_written(hpl__array *a);
+/* a's first element in its root's host storage. */
+uint8_t *hpl__host_pointer(const hpl__array *a);
+/* Inclusive ranges relative to parent (one per dimension) as a box in root
+ * coordinates; errors name the range at fault. */
+int hpl__box_of_ranges(const hpl__array *parent, int nranges, const hpl_range *ranges, hpl__box *out);
+/* The subarray of parent with box and owned box (root coordinates): the
+ * existing one, else a new one (hpl_subarray, hpl_array_part). */
+int hpl__subarray_make(hpl_context *ctx, hpl__array *parent, const hpl__box *box, const hpl__box *owned,
+                       hpl__array **out);
+
+/* builtin.c: the library's own kernels */
+/* Fills a's owned box with value (one element) on device, asynchronously. */
+int hpl__fill_on_device(hpl_context *ctx, hpl__array *a, const void *value, int device);
+/* Can device reduce arrays of type (64-bit types need the features)? */
+bool hpl__reduce_supported(const hpl__device *d, hpl_type type);
+/* Reduces `box` of root on device to `groups` partial values (one per
+ * work-group of 256) in partials[first .. first + groups), asynchronously. */
+int hpl__reduce_on_device(hpl_context *ctx, hpl__array *root, const hpl__box *box, int device, hpl__array *partials,
+                          uint64_t first, uint32_t groups, hpl_reduction op);
+
+/* kernel.c */
+int hpl__kernel_get(hpl_context *ctx, hpl_kernel handle, hpl__kernel **out);
+const hpl__variant *hpl__kernel_variant_for(const hpl__kernel *k, const hpl__device *d);
+/* The variant's pipeline on d for a local size (in the dispatch's order) and
+ * walk (hplvk.glsl's hplvk_walk; 0 unless the variant is walkable). */
+int hpl__pipeline_get(hpl_context *ctx, hpl__variant *v, hpl__device *d, const uint32_t local[3], int walk,
+                      VkPipeline *out);
+void hpl__kernel_destroy_all(hpl_context *ctx);
+int hpl__kernel_create_locked(hpl_context *ctx, const hpl_kernel_desc *desc, hpl__kernel **out);
+
+/* plan_handle.c */
+/* Retires the plans left on the context: their handles go stale. */
+void hpl__plans_destroy_all(hpl_context *ctx);
+
+/* trace.c: HPLVK_TRACE at context creation (a bad path is a warning), and
+ * the trace written and the event log freed at its destruction. */
+void hpl__trace_from_env(hpl_context *ctx);
+void hpl__trace_at_destroy(hpl_context *ctx);
+
+#endif
