@@ -22,23 +22,13 @@
 # calls from inline functions of headers count for the file that includes
 # them). The check fails when
 #   - a file calls a file of a higher layer,
-#   - files call each other in a cycle (other than the known ones below),
+#   - files call each other in a cycle (none is tolerated),
 #   - an object is in no layer's directory.
 # VERBOSE prints every file's callees.
 cmake_minimum_required(VERSION 3.25)
 
 set(LAYERS base engine api)
 set(GENERATED_BASE hplvk_embedded) # built from shaders/, outside lib/
-
-# Cycles known and tolerated until they are cut (each group counts as one
-# file for the cycle check). submit <-> progress: the progress thread
-# flushes batches and opens gates that submit.c asks it for; events <->
-# submit: submission calls the log's hooks, the log reads the timelines.
-# Cutting them: the timeline primitives (hpl__device_completed,
-# hpl__gate_signal, hpl__timeline_wait) in a file below all three, and
-# progress requests that carry their action.
-set(KNOWN_CYCLES submission)
-set(CYCLE_submission submit progress events)
 
 string(REPLACE "|" ";" objects "${OBJECTS}")
 list(REMOVE_ITEM objects "")
@@ -62,11 +52,6 @@ function(layer_of obj out)
         set(${out} "" PARENT_SCOPE)
     endif()
 endfunction()
-foreach(group IN LISTS KNOWN_CYCLES)
-    foreach(f IN LISTS CYCLE_${group})
-        set(node_${f} "${group}")
-    endforeach()
-endforeach()
 
 # Symbols: defined_<sym> = file; uses_<file> = symbols it takes from elsewhere.
 set(files "")
@@ -130,31 +115,16 @@ foreach(f IN LISTS files)
     endforeach()
 endforeach()
 
-# Rule 2: no cycles. Files of a known cycle are one node; nodes that call
-# no remaining node, or that no remaining node calls, are peeled off until
-# none is left, or only cycles (and what lies on paths between them) remain.
-set(nodes "")
+# Rule 2: no cycles. Files that call no remaining file, or that no
+# remaining file calls, are peeled off until none is left, or only cycles
+# (and what lies on paths between them) remain.
 foreach(f IN LISTS files)
-    if(DEFINED node_${f})
-        set(n "${node_${f}}")
-    else()
-        set(n "${f}")
-    endif()
-    list(APPEND nodes ${n})
     foreach(t IN LISTS calls_${f})
-        if(DEFINED node_${t})
-            set(m "${node_${t}}")
-        else()
-            set(m "${t}")
-        endif()
-        if(NOT m STREQUAL n)
-            list(APPEND out_${n} ${m})
-            list(APPEND in_${m} ${n})
-        endif()
+        list(APPEND out_${f} ${t})
+        list(APPEND in_${t} ${f})
     endforeach()
 endforeach()
-list(REMOVE_DUPLICATES nodes)
-set(left ${nodes})
+set(left ${files})
 set(peeled TRUE)
 while(peeled)
     set(peeled FALSE)
@@ -186,22 +156,10 @@ while(peeled)
 endwhile()
 if(left)
     set(lines "")
-    foreach(f IN LISTS files)
-        set(n "${f}")
-        if(DEFINED node_${f})
-            set(n "${node_${f}}")
-        endif()
-        list(FIND left "${n}" at)
-        if(at EQUAL -1)
-            continue()
-        endif()
+    foreach(f IN LISTS left)
         foreach(t IN LISTS calls_${f})
-            set(m "${t}")
-            if(DEFINED node_${t})
-                set(m "${node_${t}}")
-            endif()
-            list(FIND left "${m}" at)
-            if(NOT at EQUAL -1 AND NOT m STREQUAL n)
+            list(FIND left "${t}" at)
+            if(NOT at EQUAL -1)
                 list(JOIN why_${f}_${t} " " syms)
                 string(APPEND lines "\n    ${f} -> ${t}: ${syms}")
             endif()
@@ -216,10 +174,4 @@ if(errors)
     list(JOIN errors "\n  " text)
     message(FATAL_ERROR "layering: ${file_count} files, ${call_count} calls between them\n  ${text}")
 endif()
-set(known "")
-foreach(group IN LISTS KNOWN_CYCLES)
-    list(JOIN CYCLE_${group} " " members)
-    string(APPEND known " ${group} (${members})")
-endforeach()
-message("layering: ok: ${file_count} files, ${call_count} calls between them, none up a layer, "
-        "no cycles but the known ones:${known}")
+message("layering: ok: ${file_count} files, ${call_count} calls between them, none up a layer, no cycles")

@@ -23,6 +23,7 @@
 #include "plan.h"
 #include "schedule.h"
 #include "submit.h"
+#include "vk.h"
 
 #include <string.h>
 #include <time.h>

@@ -9,7 +9,7 @@
 #include "devspec.h"
 #include "lane.h"
 #include "memory.h"
-#include "submit.h"
+#include "ring.h"
 #include "submitter.h"
 #include "timestamps.h"
 #include "transfer.h"

@@ -10,27 +10,12 @@
 #include "handle.h"
 #include "push.h"
 #include "reflect.h"
+#include "ring.h"
 
 #include <pthread.h>
 #include "hplvk_vulkan.h" /* <vulkan/vulkan.h> and the interop types */
 
 /* ---- devices ---------------------------------------------------------- */
-
-typedef struct hpl__cmd {
-    VkCommandBuffer cb;
-    uint64_t value; /* timeline value of its last submission; 0: never submitted */
-    uint32_t block; /* the first of a block (allocated together, freed together): its size; else 0 */
-} hpl__cmd;
-
-/* Command buffers of one queue, reused once their timeline value is
- * reached: cmds[next] is the oldest. Each hpl__cmd stays where it was
- * made (cmds holds pointers): growing the ring moves none, so an open
- * batch's survives a reservation. */
-typedef struct hpl__ring {
-    VkCommandPool pool;
-    hpl__cmd **cmds;
-    uint32_t count, next;
-} hpl__ring;
 
 /* The transfer lane (lane.c): uploads on the device's dedicated transfer
  * queue, each its own submission signalling the lane's timeline, so that

@@ -3,8 +3,8 @@
 #include "events.h"
 
 #include "subkernel.h"
-#include "submit.h"
 #include "timestamps.h"
+#include "vk.h"
 
 #include <stdatomic.h>
 #include <string.h>

@@ -20,6 +20,7 @@
 #include "progress.h"
 #include "submit.h"
 #include "submitter.h"
+#include "vk.h"
 
 #include <stdio.h>
 #include <stdlib.h>

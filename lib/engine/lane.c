@@ -18,6 +18,7 @@
 #include "lane.h"
 
 #include "events.h"
+#include "ring.h"
 #include "submit.h"
 #include "submitter.h"
 #include "vk.h"

@@ -2,7 +2,6 @@
  * argument blocks, and host memory imported into a device. */
 #include "memory.h"
 
-#include "submit.h"
 #include "vk.h"
 
 #include <string.h>

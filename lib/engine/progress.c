@@ -2,17 +2,18 @@
 /* The progress thread: links timelines of devices that share no semaphores.
  * Work on device B that needs work on device A is submitted at once, waiting
  * on B's gate semaphore; this thread waits for A's timeline and then signals
- * B's gate, so the user's thread never waits inside eval. It also submits a
- * device's open batch once the work before it is done (submit.c), so that
- * batched work never waits for the user's next call.
+ * B's gate, so the user's thread never waits inside eval. It also runs a
+ * device's watch once the work before it is done: an action the request
+ * carries (submit.c's submits the device's open batch, so that batched work
+ * never waits for the user's next call).
  *
  * Requests are kept per device and kind: each gate's requests (a device's
  * compute queue's gate, and its transfer lane's) in a queue, served in
  * order (its gate's values must increase, and a later value would open
- * the work of an earlier one), and its one flush watch
- * (submit.c keeps at most one: flush_watched). Each look serves every queue
+ * the work of an earlier one), and its one watch (submit.c keeps at most
+ * one: flush_watched). Each look serves every queue
  * head whose points are reached, whatever the other heads wait for: a gate
- * never waits behind a flush watch for a busy device, nor behind another
+ * never waits behind a watch for a busy device, nor behind another
  * device's gate. A look reads every device's timeline (vkWaitSemaphores
  * cannot wait across VkDevices). With nothing to serve, the thread spins
  * for SPIN_NS after the last change, as a host wait does (most waits are
@@ -27,7 +28,6 @@
  * which a new request ends. */
 #include "progress.h"
 
-#include "submit.h"
 #include "vk.h"
 
 #include <sched.h>
@@ -37,6 +37,8 @@
 typedef struct request {
     uint64_t serial;     /* enqueue order */
     uint64_t gate_value; /* gate requests */
+    hpl__progress_fn fn; /* watches: their action */
+    void *arg;
     int count;
     hpl__point points[HPL__MAX_TIMELINES];
 } request;
@@ -50,7 +52,8 @@ typedef struct gate_queue {
 /* What a look found to do for one device. */
 typedef struct action {
     uint64_t gate_value; /* signal the gate with it; 0: none */
-    bool flush;          /* submit the open batch */
+    hpl__progress_fn fn; /* the watch's action, fn(arg); NULL: none */
+    void *arg;
     hpl__device *failed; /* a device a served request waited for, which failed */
 } action;
 
@@ -59,8 +62,8 @@ struct hpl__progress {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     gate_queue gates[HPL__MAX_TIMELINES]; /* per gate: a device's compute queue's (its index), its lane's */
-    request flush[HPL__MAX_DEVICES];
-    bool flushing[HPL__MAX_DEVICES]; /* flush[i] is pending */
+    request watch[HPL__MAX_DEVICES];
+    bool watching[HPL__MAX_DEVICES]; /* watch[i] is pending */
     uint32_t count;                  /* requests pending */
     uint64_t enqueued;               /* requests ever enqueued: a new one restarts the spin */
     bool poll;                       /* validation: never block in vkWaitSemaphores */
@@ -68,7 +71,7 @@ struct hpl__progress {
     hpl_context *ctx;
 };
 
-/* Spin this long after the last change before blocking (submit.c's). */
+/* Spin this long after the last change before blocking (vk.c's). */
 #define SPIN_NS 50000u
 /* Bounds of a wait's timeout (an eighth of the time waited): the longest a
  * new request, or a head waiting on another device, goes unseen. */
@@ -108,7 +111,7 @@ static hpl__device *failed_of(const hpl__progress *p, const request *r)
 }
 
 /* Takes device's requests whose points are reached: the gate request at
- * the head of its queue, and its flush watch. Returns whether any. (One
+ * the head of its queue, and its watch. Returns whether any. (One
  * gate value per look: signalling only the last of several reached ones
  * would do, but the validation layer 1.3.239 then reports
  * VUID-VkSemaphoreSignalInfo-value-03259, a signal above a pending one: it
@@ -125,13 +128,14 @@ static bool take(hpl__progress *p, int gate, const uint64_t *done, action *a)
         q->count--;
         p->count--;
     }
-    if (gate < HPL__MAX_DEVICES && p->flushing[gate] && reached(&p->flush[gate], done)) {
-        a->flush = true;
-        a->failed = a->failed ? a->failed : failed_of(p, &p->flush[gate]);
-        p->flushing[gate] = false;
+    if (gate < HPL__MAX_DEVICES && p->watching[gate] && reached(&p->watch[gate], done)) {
+        a->fn = p->watch[gate].fn;
+        a->arg = p->watch[gate].arg;
+        a->failed = a->failed ? a->failed : failed_of(p, &p->watch[gate]);
+        p->watching[gate] = false;
         p->count--;
     }
-    return a->gate_value || a->flush;
+    return a->gate_value || a->fn;
 }
 
 static void serve(hpl__progress *p, int gate, const action *a)
@@ -148,8 +152,8 @@ static void serve(hpl__progress *p, int gate, const action *a)
     }
     if (a->gate_value)
         hpl__gate_signal(d, hpl__timeline_is_lane(gate), a->gate_value);
-    if (a->flush)
-        hpl__batch_watched(d);
+    if (a->fn)
+        a->fn(a->arg);
 }
 
 /* Serves what is reached (p->lock held, released while serving: serving
@@ -175,7 +179,7 @@ static bool serve_reached(hpl__progress *p, const uint64_t *done)
 }
 
 /* The oldest request among the heads: gate heads first (other devices'
- * queues wait for them), else flush watches. NULL when there is none. */
+ * queues wait for them), else watches. NULL when there is none. */
 static const request *oldest_head(const hpl__progress *p)
 {
     const request *oldest = NULL;
@@ -185,8 +189,8 @@ static const request *oldest_head(const hpl__progress *p)
             oldest = &q->items[q->head];
     }
     for (int i = 0; !oldest && i < p->ctx->device_count; i++)
-        if (p->flushing[i])
-            oldest = &p->flush[i];
+        if (p->watching[i])
+            oldest = &p->watch[i];
     return oldest;
 }
 
@@ -214,8 +218,8 @@ static bool block_target(const hpl__progress *p, const uint64_t *done, int *time
         if (p->gates[t].count)
             least_on(&p->gates[t].items[p->gates[t].head], *timeline, done, value);
     for (int k = 0; k < p->ctx->device_count; k++)
-        if (p->flushing[k])
-            least_on(&p->flush[k], *timeline, done, value);
+        if (p->watching[k])
+            least_on(&p->watch[k], *timeline, done, value);
     return true;
 }
 
@@ -326,7 +330,6 @@ int hpl__progress_start(hpl_context *ctx)
     return HPL_OK;
 }
 
-/* Serves every queued request, then ends the thread. */
 void hpl__progress_stop(hpl_context *ctx)
 {
     hpl__progress *p = ctx->progress;
@@ -383,30 +386,41 @@ int hpl__progress_reserve(hpl_context *ctx, int timeline, uint32_t n)
     return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a cross-device wait");
 }
 
-int hpl__progress_enqueue(hpl_context *ctx, hpl__progress_kind kind, int device, uint64_t gate_value,
-                          const hpl__point *points, int count)
+/* Fills request r (p->lock held) and wakes the thread. */
+static void put(hpl__progress *p, request *r, uint64_t gate_value, hpl__progress_fn fn, void *arg,
+                const hpl__point *points, int count)
+{
+    r->serial = p->enqueued;
+    r->gate_value = gate_value;
+    r->fn = fn;
+    r->arg = arg;
+    r->count = count;
+    memcpy(r->points, points, (size_t)count * sizeof *points);
+    p->count++;
+    p->enqueued++;
+    pthread_cond_signal(&p->wake); /* ends a wait for requests, or a nap */
+}
+
+int hpl__progress_gate(hpl_context *ctx, int timeline, uint64_t value, const hpl__point *points, int count)
 {
     hpl__progress *p = ctx->progress;
     pthread_mutex_lock(&p->lock);
-    request *r = NULL;
-    if (kind == HPL__PROGRESS_GATE) {
-        r = gate_tail(&p->gates[device]);
-        if (!r) {
-            pthread_mutex_unlock(&p->lock);
-            return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a cross-device wait");
-        }
-    } else if (!p->flushing[device]) {
-        r = &p->flush[device];
-        p->flushing[device] = true;
-    } /* else one is pending already (not done by submit.c): it flushes the batch first */
-    if (r) {
-        r->serial = p->enqueued;
-        r->gate_value = gate_value;
-        r->count = count;
-        memcpy(r->points, points, (size_t)count * sizeof *points);
-        p->count++;
-        p->enqueued++;
-        pthread_cond_signal(&p->wake); /* ends a wait for requests, or a nap */
+    request *r = gate_tail(&p->gates[timeline]);
+    if (r)
+        put(p, r, value, NULL, NULL, points, count);
+    pthread_mutex_unlock(&p->lock);
+    return r ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a cross-device wait");
+}
+
+int hpl__progress_watch(hpl_context *ctx, int device, const hpl__point *points, int count, hpl__progress_fn fn,
+                        void *arg)
+{
+    hpl__progress *p = ctx->progress;
+    pthread_mutex_lock(&p->lock);
+    /* One pending already (not done by submit.c): its action covers this one. */
+    if (!p->watching[device]) {
+        p->watching[device] = true;
+        put(p, &p->watch[device], 0, fn, arg, points, count);
     }
     pthread_mutex_unlock(&p->lock);
     return HPL_OK;

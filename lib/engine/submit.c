@@ -1,6 +1,6 @@
-/* Command buffers from a reusable ring, submission on a device's timeline
- * (the vkQueueSubmit itself: submitter.c), batches of operations, and host
- * waits for timeline points.
+/* Batches of operations on a device's timeline (their command buffers:
+ * ring.c; the vkQueueSubmit itself: submitter.c), and host waits for
+ * timeline points.
  *
  * Batches: the operations recorded on a device (evals, copies) go into one
  * open command buffer, each after a full barrier, and reach the queue in
@@ -17,21 +17,12 @@
 
 #include "events.h"
 #include "progress.h"
+#include "ring.h"
 #include "submitter.h"
 #include "vk.h"
 
 #include <stdio.h>
 #include <string.h>
-
-uint64_t hpl__device_completed(hpl__device *d)
-{
-    return hpl__semaphore_value(d, d->timeline);
-}
-
-void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value)
-{
-    hpl__semaphore_signal(d, lane ? d->xfer.gate : d->gate, value);
-}
 
 VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
 {
@@ -40,178 +31,12 @@ VkResult hpl__timeline_wait(hpl__device *d, uint64_t value)
     return hpl__semaphore_wait(d, d->timeline, value);
 }
 
-uint64_t hpl__timeline_completed(hpl_context *ctx, int timeline)
-{
-    hpl__device *d = hpl__timeline_device(ctx, timeline);
-    return hpl__timeline_is_lane(timeline) ? hpl__semaphore_value(d, d->xfer.timeline) : hpl__device_completed(d);
-}
-
 VkResult hpl__point_wait(hpl_context *ctx, hpl__point p)
 {
     hpl__device *d = hpl__timeline_device(ctx, p.timeline);
     /* The lane submits at once: nothing of it waits in a batch. */
     return hpl__timeline_is_lane(p.timeline) ? hpl__semaphore_wait(d, d->xfer.timeline, p.value)
                                              : hpl__timeline_wait(d, p.value);
-}
-
-/* Ring growth at most this many command buffers at a time: doubling keeps
- * a host far ahead of its device (tens of thousands in flight on
- * Lavapipe) from moving the array at every new one. */
-#define RING_GROW_MAX 256u
-
-/* Adds `add` (1 .. RING_GROW_MAX) free command buffers just before the
- * oldest: the youngest places in the ring, taken first to last from
- * ring->next. On failure the ring is as it was. */
-static int ring_grow(VkDevice dev, hpl__ring *ring, uint32_t add)
-{
-    hpl__cmd **cmds = hpl__realloc(ring->cmds, (ring->count + add) * sizeof *cmds);
-    if (!cmds)
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a command buffer");
-    ring->cmds = cmds; /* room only: count is unchanged */
-    hpl__cmd *block = hpl__calloc(add, sizeof *block);
-    if (!block)
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a command buffer");
-    VkCommandBuffer cbs[RING_GROW_MAX];
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = ring->pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = add};
-    VkResult r = vkAllocateCommandBuffers(dev, &ai, cbs);
-    if (r != VK_SUCCESS) {
-        hpl__free(block);
-        return hpl__vk_error(r, "vkAllocateCommandBuffers");
-    }
-    uint32_t at = ring->next;
-    memmove(&ring->cmds[at + add], &ring->cmds[at], (ring->count - at) * sizeof *cmds);
-    for (uint32_t i = 0; i < add; i++) {
-        block[i] = (hpl__cmd){.cb = cbs[i], .block = i == 0 ? add : 0};
-        ring->cmds[at + i] = &block[i];
-    }
-    ring->count += add;
-    return HPL_OK;
-}
-
-/* How many buffers the next begins find free from ring->next on, before
- * the oldest still in flight (up to `enough`). */
-static uint32_t ring_free_ahead(const hpl__ring *ring, uint64_t done, uint32_t enough)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < ring->count && n < enough; i++) {
-        const hpl__cmd *c = ring->cmds[(ring->next + i) % ring->count];
-        if (c->value == UINT64_MAX)
-            continue; /* being recorded */
-        if (c->value > done)
-            break; /* the oldest in flight is not done: the rest are younger */
-        n++;
-    }
-    return n;
-}
-
-static uint32_t ring_growth(const hpl__ring *ring, uint32_t at_least)
-{
-    return HPL__MAX(at_least, HPL__MIN(HPL__MAX(ring->count, 1u), RING_GROW_MAX));
-}
-
-/* Makes sure the next n hpl__ring_begin calls (with `done` or later) find a
- * free command buffer without growing the ring (n <= RING_GROW_MAX). */
-static int ring_reserve(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t n)
-{
-    uint32_t have = ring_free_ahead(ring, done, n);
-    return have >= n ? HPL_OK : ring_grow(dev, ring, ring_growth(ring, n - have));
-}
-
-int hpl__ring_begin(VkDevice dev, hpl__ring *ring, uint64_t done, hpl__cmd **out)
-{
-    /* Buffers complete in submission order: the oldest is the one after the
-     * last taken, so one look usually finds a free one. */
-    if (ring_free_ahead(ring, done, 1) == 0) {
-        int rc = ring_grow(dev, ring, ring_growth(ring, 1));
-        if (rc != HPL_OK)
-            return rc;
-    }
-    hpl__cmd *cmd = NULL;
-    for (uint32_t i = 0; !cmd; i++) { /* the first free one: ring_free_ahead found it */
-        uint32_t k = (ring->next + i) % ring->count;
-        if (ring->cmds[k]->value <= done) {
-            cmd = ring->cmds[k];
-            ring->next = (k + 1) % ring->count;
-        }
-    }
-    cmd->value = UINT64_MAX; /* recording: not free */
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    VkResult r = vkBeginCommandBuffer(cmd->cb, &bi);
-    if (r != VK_SUCCESS) {
-        cmd->value = 0;
-        return hpl__vk_error(r, "vkBeginCommandBuffer");
-    }
-    *out = cmd;
-    return HPL_OK;
-}
-
-void hpl__ring_destroy(VkDevice dev, hpl__ring *ring)
-{
-    if (ring->pool)
-        vkDestroyCommandPool(dev, ring->pool, NULL);
-    /* The blocks' first entries, gathered before any block is freed (a
-     * block holds entries read after its first). */
-    uint32_t blocks = 0;
-    for (uint32_t i = 0; i < ring->count; i++)
-        if (ring->cmds[i]->block)
-            ring->cmds[blocks++] = ring->cmds[i];
-    for (uint32_t i = 0; i < blocks; i++)
-        hpl__free(ring->cmds[i]);
-    hpl__free(ring->cmds);
-    memset(ring, 0, sizeof *ring);
-}
-
-/* Is every command buffer of the block headed by `head` free? */
-static bool block_free(const hpl__cmd *head, uint64_t done)
-{
-    for (uint32_t i = 0; i < head->block; i++)
-        if (head[i].value == UINT64_MAX || head[i].value > done)
-            return false;
-    return true;
-}
-
-/* Takes the block headed by ring->cmds[at] out of the ring and frees it:
- * the others keep their order, and ring->next the first of those it came
- * before. */
-static void block_remove(VkDevice dev, hpl__ring *ring, uint32_t at)
-{
-    hpl__cmd *head = ring->cmds[at];
-    VkCommandBuffer cbs[RING_GROW_MAX];
-    for (uint32_t i = 0; i < head->block; i++)
-        cbs[i] = head[i].cb;
-    vkFreeCommandBuffers(dev, ring->pool, head->block, cbs);
-    uint32_t kept = 0, next = 0;
-    for (uint32_t i = 0; i < ring->count; i++) {
-        if (i == ring->next)
-            next = kept;
-        if (ring->cmds[i] < head || ring->cmds[i] >= head + head->block)
-            ring->cmds[kept++] = ring->cmds[i];
-    }
-    ring->count = kept;
-    ring->next = kept ? next % kept : 0;
-    hpl__free(head);
-}
-
-void hpl__ring_trim(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t keep)
-{
-    for (uint32_t i = 0; i < ring->count && ring->count > keep;) {
-        if (ring->cmds[i]->block && block_free(ring->cmds[i], done))
-            block_remove(dev, ring, i); /* what was after i is now from i on */
-        else
-            i++;
-    }
-    if (ring->count == 0) {
-        hpl__free(ring->cmds);
-        ring->cmds = NULL;
-        ring->next = 0;
-    } else {
-        hpl__cmd **cmds = hpl__realloc(ring->cmds, ring->count * sizeof *cmds);
-        ring->cmds = cmds ? cmds : ring->cmds; /* (kept larger when refused) */
-    }
 }
 
 /* The command buffer of a new batch (d->batch_lock held): the one a host
@@ -229,9 +54,9 @@ static int cmd_begin(hpl__device *d, hpl__cmd **out)
 int hpl__device_reserve(hpl_context *ctx, hpl__device *d, uint32_t n)
 {
     pthread_mutex_lock(&d->batch_lock);
-    int rc = ring_reserve(d->device, &d->ring, hpl__device_completed(d), n);
+    int rc = hpl__ring_reserve(d->device, &d->ring, hpl__device_completed(d), n);
     if (rc == HPL_OK && d->xfer.on)
-        rc = ring_reserve(d->device, &d->xfer.ring, hpl__semaphore_value(d, d->xfer.timeline), n);
+        rc = hpl__ring_reserve(d->device, &d->xfer.ring, hpl__semaphore_value(d, d->xfer.timeline), n);
     pthread_mutex_unlock(&d->batch_lock);
     /* (The lane's own gate is asked for only by downloads, which operations
      * make while they plan, before this.) */
@@ -396,7 +221,7 @@ static int flush_for(hpl_context *ctx, const hpl__point *points, int count)
 static int gate_request(hpl_context *ctx, int timeline, uint64_t *requested, const hpl__point *points, int count,
                         uint64_t *value)
 {
-    int rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_GATE, timeline, *requested + 1, points, count);
+    int rc = hpl__progress_gate(ctx, timeline, *requested + 1, points, count);
     if (rc == HPL_OK)
         *value = ++*requested;
     return rc;
@@ -552,6 +377,17 @@ int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *w
     return rc;
 }
 
+/* The progress thread's flush of a watched batch (arg: the device), once
+ * the work submitted before it is done. */
+static void batch_watched(void *arg)
+{
+    hpl__device *d = arg;
+    pthread_mutex_lock(&d->batch_lock);
+    d->flush_watched = false;
+    hpl__batch_flush_locked(d); /* an error marks the device; its waiters see it */
+    pthread_mutex_unlock(&d->batch_lock);
+}
+
 /* Operations per submission at most: a long batch delays the first of them. */
 #define BATCH_MAX_OPS 64u
 
@@ -575,7 +411,7 @@ static int batch_end(hpl_context *ctx, hpl__device *d, hpl__point *at, bool now)
         rc = batch_submit(d);
     } else if (!d->flush_watched) {
         hpl__point busy = {d->index, d->submitted};
-        rc = hpl__progress_enqueue(ctx, HPL__PROGRESS_FLUSH, d->index, 0, &busy, 1);
+        rc = hpl__progress_watch(ctx, d->index, &busy, 1, batch_watched, d);
         d->flush_watched = rc == HPL_OK;
         if (rc != HPL_OK)
             rc = batch_submit(d);
@@ -613,14 +449,6 @@ int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore sem
     }
     pthread_mutex_unlock(&d->batch_lock);
     return rc;
-}
-
-void hpl__batch_watched(hpl__device *d)
-{
-    pthread_mutex_lock(&d->batch_lock);
-    d->flush_watched = false;
-    hpl__batch_flush_locked(d); /* an error marks the device; its waiters see it */
-    pthread_mutex_unlock(&d->batch_lock);
 }
 
 /* Waits for one point. */

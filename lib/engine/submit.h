@@ -1,5 +1,5 @@
-/* Command buffers from a reusable ring, batches of operations on a
- * device's timeline, and host waits for timeline points (submit.c). */
+/* Batches of operations on a device's timeline, and host waits for
+ * timeline points (submit.c). */
 #ifndef HPL_SUBMIT_H
 #define HPL_SUBMIT_H
 
@@ -16,15 +16,8 @@ int hpl__batch_begin(hpl_context *ctx, hpl__device *d, const hpl__point *waits, 
  * to value xfer (0: none). */
 int hpl__batch_begin_after(hpl_context *ctx, hpl__device *d, const hpl__point *waits, int count, uint64_t xfer,
                            VkCommandBuffer *cb);
-/* A free command buffer of ring (of VkDevice dev; `done`: the timeline
- * value its queue reached), begun. */
-int hpl__ring_begin(VkDevice dev, hpl__ring *ring, uint64_t done, hpl__cmd **out);
-void hpl__ring_destroy(VkDevice dev, hpl__ring *ring);
-/* Frees whole blocks of free command buffers (their timeline value `done`
- * reached) while the ring holds more than `keep`. */
-void hpl__ring_trim(VkDevice dev, hpl__ring *ring, uint64_t done, uint32_t keep);
-/* The same for d's rings (its compute queue's and its lane's), the buffer
- * begun ahead included (inflight.c, once work is done). */
+/* hpl__ring_trim for d's rings (its compute queue's and its lane's), the
+ * buffer begun ahead included (inflight.c, once work is done). */
 void hpl__device_trim(hpl__device *d, uint32_t keep);
 /* Room for the next n operations recorded on d (before the first of an
  * eval's subkernels records: on any error nothing runs): a command buffer
@@ -44,22 +37,15 @@ int hpl__batch_end_now(hpl_context *ctx, hpl__device *d, hpl__point *at);
 int hpl__batch_flush(hpl__device *d);
 /* The same, with d->batch_lock held. */
 int hpl__batch_flush_locked(hpl__device *d);
-/* The progress thread's flush of a watched batch. */
-void hpl__batch_watched(hpl__device *d);
 /* Submits d's open batch, then one submission that waits (on the device)
  * for an external timeline semaphore of d's VkDevice (the application's) to
  * reach value: *at is its point, after which hplvk's later work on d runs. */
 int hpl__submit_after_external(hpl_context *ctx, hpl__device *d, VkSemaphore semaphore, uint64_t value,
                                hpl__point *at);
-uint64_t hpl__device_completed(hpl__device *d);
 /* HPL_OK, or d's sticky error ("failed earlier") recorded as this thread's. */
 int hpl__device_check(const hpl__device *d);
 /* Why d failed, for messages: " (...)" into buf, or "" when unknown. */
 const char *hpl__device_failure_cause(const hpl__device *d, char *buf, size_t size);
-/* Signals d's gate, or its lane's, from the host (the progress thread). */
-void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value);
-/* The value a timeline reached (0 on failure). */
-uint64_t hpl__timeline_completed(hpl_context *ctx, int timeline);
 /* What lane work that must follow `points` waits for: d's compute value
  * (*after, raised), and for points of other devices not reached yet a lane
  * gate value (*gate; 0: none) requested from the progress thread. */

@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 /* Vulkan calls with hplvk's conventions, for every layer above the pure
- * logic: a VkResult as an hplvk error, timeline semaphores and host waits
- * on them. */
+ * logic: a VkResult as an hplvk error, timeline semaphores, the values the
+ * devices' timelines reached, and host waits on them. */
 #include "vk.h"
 
 #include <sched.h>
@@ -96,6 +96,22 @@ void hpl__semaphore_signal(hpl__device *d, VkSemaphore semaphore, uint64_t value
     vkSignalSemaphore(d->device, &si);
     if (d->semaphore_lock)
         pthread_mutex_unlock(d->semaphore_lock);
+}
+
+uint64_t hpl__device_completed(hpl__device *d)
+{
+    return hpl__semaphore_value(d, d->timeline);
+}
+
+void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value)
+{
+    hpl__semaphore_signal(d, lane ? d->xfer.gate : d->gate, value);
+}
+
+uint64_t hpl__timeline_completed(hpl_context *ctx, int timeline)
+{
+    hpl__device *d = hpl__timeline_device(ctx, timeline);
+    return hpl__timeline_is_lane(timeline) ? hpl__semaphore_value(d, d->xfer.timeline) : hpl__device_completed(d);
 }
 
 /* Spin this long before blocking: a blocking wait costs ~20 us more than a

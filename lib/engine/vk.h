@@ -1,5 +1,6 @@
 /* Vulkan calls with hplvk's conventions (vk.c): a VkResult as an hplvk
- * error, timeline semaphores and host waits on them. */
+ * error, timeline semaphores, the values devices' timelines reached, host
+ * waits on them. */
 #ifndef HPL_VK_H
 #define HPL_VK_H
 
@@ -23,5 +24,11 @@ VkResult hpl__semaphore_wait(hpl__device *d, VkSemaphore semaphore, uint64_t val
  * when the driver does. The value must be submitted or signalled from the
  * host. */
 VkResult hpl__semaphore_settle(hpl__device *d, VkSemaphore semaphore, uint64_t value);
+/* The value d's compute timeline reached (0 on failure). */
+uint64_t hpl__device_completed(hpl__device *d);
+/* The value a timeline reached (0 on failure). */
+uint64_t hpl__timeline_completed(hpl_context *ctx, int timeline);
+/* Signals d's gate, or its lane's, from the host (the progress thread). */
+void hpl__gate_signal(hpl__device *d, bool lane, uint64_t value);
 
 #endif
