@@ -23,7 +23,7 @@
  * and new requests, are looked at by then. (A new request cannot end that
  * wait: only a wait for any of several semaphores, one of them signalled by
  * the request, could, and Lavapipe (Mesa 22.3) spins through such a wait,
- * taking a core from its own kernels.) Under validation (see submit.c) it
+ * taking a core from its own kernels.) Under validation (see vk.c) it
  * never blocks in vkWaitSemaphores: it naps on its condition variable,
  * which a new request ends. */
 #include "progress.h"
