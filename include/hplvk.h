@@ -850,7 +850,7 @@ HPL_API int hpl_kernel_get_local_size(hpl_context *ctx, hpl_kernel kernel, uint3
  *     hpl_context_desc.validation), with hpl_context_desc.bounds_check, or
  *     with HPLVK_BOUNDS_CHECK=1: a mode to leave on in production. It costs
  *     a compare and a select per access, measured per sample by
- *     samples/bench_bounds.sh (figures in README, Benchmarks).
+ *     samples/bench/bench_bounds.sh (figures in README, Benchmarks).
  * Elsewhere (a GPU, without those) the checks compile away and a stray
  * access is undefined: it may read or overwrite other arrays in that GPU's
  * memory (never the host's: such a GPU works on device memory of its own).
@@ -1242,7 +1242,7 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * Warm clocks. A GPU idles at low clocks and raises them only after being
  * busy a while: an H200 ran 190 ms of work 5.3x slower before it did, kept
  * its clocks through 1 s without work and lost them when busy 10% of the
- * time or less (samples/bench_ramp). A search's runs wait for their slowest
+ * time or less (samples/bench/bench_ramp). A search's runs wait for their slowest
  * device, so a GPU beside a CPU is busy a few percent of the time, and a
  * search that timed it so would see it 5-6x slower than it runs once the
  * answer keeps it busy, and give the CPU work to match (an EXHAUSTIVE
@@ -1502,7 +1502,7 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      regions. A region costs NVIDIA's driver 1.8-2.8 us:
  *                      a panel of 16384 rows x 128 floats took 28-49 ms as
  *                      regions and 0.3-0.4 ms by the kernel on an H200
- *                      (samples/bench_strided). A device whose driver
+ *                      (samples/bench/bench_strided). A device whose driver
  *                      cannot make the kernel keeps regions and logs a
  *                      warning. Other values make hpl_context_create fail.
  * HPLVK_TRACE=FILE     record a trace of the whole life of every context

@@ -1,5 +1,5 @@
 /* The clock estimate of lib/base/warmth.h against what an H200 did
- * (samples/bench_ramp, samples/RESULTS.md): cold until warmed, clocks kept
+ * (samples/bench/bench_ramp, samples/bench/RESULTS.md): cold until warmed, clocks kept
  * through 0.9 s without work and gone by 1 s (measured: kept at 1 s, gone
  * at 3 s), kept at a 20% load and lost at 10% (within 2 s: measured within
  * the 1.5 s of a phase), not regained by a partial load, regained by a run

@@ -140,7 +140,7 @@ static int domain_of(const hpl_launch *launch, const hpl__reflection *r, const h
  * runs along contiguous elements: it gets up to 64 first, so that a
  * subgroup's invocations read consecutive elements (a few memory
  * transactions instead of one per row: 3-4x the rate of a 16 x 16 group
- * on an H200's stencils, samples/RESULTS.md); the rest is given out by
+ * on an H200's stencils, samples/bench/RESULTS.md); the rest is given out by
  * doubling the dimensions the domain extends in (round-robin, x first).
  * {1, 3000000} gets {1, 256}, a square {2, 128}, a cube {2, 2, 64}. */
 /* The domain's last dimension that extends (more than one position); 0
@@ -181,7 +181,7 @@ static void choose_local(const hpl__device *d, const uint64_t global[3], uint32_
 /* The dispatch's order (hplvk.glsl's hplvk_walk). Workgroups run x
  * fastest: with x along a 2-D grid's rows a dispatch walks down columns,
  * and an H200 ran a Jacobi step on 3.6 GiB grids 3x slower that way (11.5
- * against 3.6-4.0 ms; 1.1x at 1.5 GiB; samples/RESULTS.md). When the
+ * against 3.6-4.0 ms; 1.1x at 1.5 GiB; samples/bench/RESULTS.md). When the
  * library chooses the local size and the kernel cannot see the swap, the
  * domain's last extended dimension, contiguous in a row-major array,
  * becomes the dispatch's x, if it is at least a subgroup long and the

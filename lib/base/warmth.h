@@ -2,7 +2,7 @@
  * searches of execution plans time GPUs warm (plan.c). Pure logic.
  *
  * GPUs idle at low clocks and raise them only under load. An H200
- * (samples/bench_ramp, RESULTS.md) ran 190 ms of back-to-back kernels at
+ * (samples/bench/bench_ramp, samples/bench/RESULTS.md) ran 190 ms of back-to-back kernels at
  * its idle clock (5.3x slow) before raising it; once up, the clocks stayed
  * through 1 s without work and were gone after 3 s; busy 20% of the time
  * they stayed, 10% or less they fell within a second; and from idle, a

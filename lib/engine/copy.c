@@ -136,7 +136,7 @@ void hpl__host_copy(const hpl__box *x, const uint8_t *src, const hpl__box *src_b
 /* A box goes by the copy kernel when it has this many runs or more, each
  * shorter than KERNEL_RUN_BYTES: an H200 spends 1.8-2.8 us on a copy
  * region whatever its size, the time 64-128 KiB take over PCIe 5, and a
- * dispatch costs a few (samples/bench_strided). */
+ * dispatch costs a few (samples/bench/bench_strided). */
 #define KERNEL_MIN_RUNS 16
 #define KERNEL_RUN_BYTES (64u * 1024u)
 /* Units one dispatch copies at most: its invocation indices stay 32-bit. */

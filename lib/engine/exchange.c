@@ -26,7 +26,7 @@
  * per chunk, since chunk k+1 is on its way while chunk k is copied. What is
  * not overlapped is about one chunk: at 20-50 GB/s a 16 MiB chunk moves in
  * 0.3-0.8 ms, so a 1 GiB transfer (64 chunks) loses ~2%. Smaller transfers
- * are cut in 8 (as the hand-written exchange of samples/bench_exchange.c
+ * are cut in 8 (as the hand-written exchange of samples/bench/bench_exchange.c
  * does), chunks no smaller than 2 MiB (40 us at 50 GB/s, several times the
  * submissions' cost); under 8 MiB a transfer goes whole (two copies of at
  * most 80 us each at 50 GB/s: chunks would gain little). Not measured on a

@@ -5,7 +5,7 @@
 #include "engine.h"
 
 /* Uploads of an operation smaller than this go in its compute submission
- * (measured on the H200: see samples/RESULTS.md). */
+ * (measured on the H200: see samples/bench/RESULTS.md). */
 #define HPL__LANE_MIN_BYTES (4u << 20)
 /* Opens d's transfer lane when it has a dedicated transfer queue (or when
  * HPLVK_TRANSFER_LANE says so); leaves it off otherwise. */

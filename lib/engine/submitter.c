@@ -2,7 +2,7 @@
  *
  * A two-device step records and submits a batch on each device; on the
  * H200 the two vkQueueSubmit calls are a quarter of the host's time in
- * hpl_eval (~4.5 us each, samples/results/h200-pushes.txt), and two threads
+ * hpl_eval (~4.5 us each, samples/bench/results/h200-pushes.txt), and two threads
  * submitting to two queues are not serialised by the driver. With a thread
  * per device the recording thread hands each submission over and goes on
  * to the next device's recording.
@@ -25,7 +25,7 @@
  * gates it opens), so that no read returns its rows as computed.
  *
  * HPLVK_SUBMIT_THREAD: 1 submits from the thread, 0 (default) from the
- * recording thread itself. Measured on one H200 (samples/RESULTS.md), the
+ * recording thread itself. Measured on one H200 (samples/bench/RESULTS.md), the
  * thread takes 2-9 us a step off the host's time in hpl_eval, but the steps
  * of two logical devices there are set by the GPU and get no shorter (a
  * Game of Life of 4096^2 cells got 8% slower); two physical GPUs, where the
