@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -452,6 +453,43 @@ hpl_stats th_stats(hpl_context *ctx)
     if (!CHECK_OK(hpl_stats_get(ctx, &s)))
         memset(&s, 0, sizeof s);
     return s;
+}
+
+void th_print_stats(const char *prefix, const char *what, const hpl_stats *s)
+{
+    for (int d = 0; d < s->device_count && d < 16; d++) {
+        const hpl_device_stats *x = &s->device[d];
+        printf("%s: %s: device %d to_device_bytes=%" PRIu64 " count=%" PRIu64 " to_host_bytes=%" PRIu64
+               " count=%" PRIu64 " local_bytes=%" PRIu64 " count=%" PRIu64 " evictions=%" PRIu64
+               " evicted_bytes=%" PRIu64 " resident_bytes=%" PRIu64 " peak_bytes=%" PRIu64 "\n",
+               prefix, what, d, x->to_device_bytes, x->to_device_count, x->to_host_bytes, x->to_host_count,
+               x->local_bytes, x->local_count, x->evictions, x->evicted_bytes, x->resident_bytes, x->peak_bytes);
+    }
+}
+
+bool th_expect_u32(const uint32_t *got, const uint32_t *want, uint64_t n, const char *what, const char *file,
+                   int line)
+{
+    uint64_t bad = 0, first = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (got[i] != want[i] && bad++ == 0)
+            first = i;
+    return th_check(bad == 0, "bad == 0", file, line,
+                    "%s: %" PRIu64 " of %" PRIu64 " wrong, first [%" PRIu64 "] = %u want %u", what, bad, n, first,
+                    bad ? got[first] : 0, bad ? want[first] : 0);
+}
+
+bool th_expect_array_u32(hpl_context *ctx, hpl_array a, const uint32_t *want, uint64_t n, const char *what,
+                         const char *file, int line)
+{
+    const uint32_t *p = th_access(ctx, a, HPL_READ);
+    return p && th_expect_u32(p, want, n, what, file, line);
+}
+
+hpl_launch th_on(int device)
+{
+    hpl_launch l = {.device = device};
+    return l;
 }
 
 double th_now(void)

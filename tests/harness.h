@@ -109,8 +109,20 @@ bool th_check_msg(const char *substring, const char *file, int line);
 /* Case-insensitive substring search. */
 bool th_contains(const char *haystack, const char *needle);
 
+bool th_expect_u32(const uint32_t *got, const uint32_t *want, uint64_t n, const char *what, const char *file,
+                   int line);
+bool th_expect_array_u32(hpl_context *ctx, hpl_array a, const uint32_t *want, uint64_t n, const char *what,
+                         const char *file, int line);
+
 /* CHECK(cond, fmt, ...): records a failure with file:line and the message. */
 #define CHECK(cond, ...) th_check(!!(cond), #cond, __FILE__, __LINE__, __VA_ARGS__)
+/* EXPECT_U32(got, want, n, what): one check that the n uint32_t at got equal
+ * those at want; a failure names how many differ and the first.
+ * EXPECT_ARRAY_U32(ctx, a, want, n, what): the same of the array's values
+ * (th_access: nothing checked when that failed, which it reported). */
+#define EXPECT_U32(got, want, n, what) th_expect_u32((got), (want), (n), (what), __FILE__, __LINE__)
+#define EXPECT_ARRAY_U32(ctx, a, want, n, what) \
+    th_expect_array_u32((ctx), (a), (want), (n), (what), __FILE__, __LINE__)
 /* CHECK_OK(call): the call must return HPL_OK; prints hpl_error_name and
  * hpl_last_error() otherwise. Evaluates to true on success. */
 #define CHECK_OK(call) th_check_ok((call), #call, __FILE__, __LINE__)
@@ -150,6 +162,14 @@ double th_now(void);
 /* hpl_finish, then the context's statistics (zeroed, after a failed check,
  * when either call fails). */
 hpl_stats th_stats(hpl_context *ctx);
+/* Prints each device's transfer and residency figures of s, one line a
+ * device: "<prefix>: <what>: device d to_device_bytes=... peak_bytes=..."
+ * (for the reader of the output: never a pass/fail criterion). */
+void th_print_stats(const char *prefix, const char *what, const hpl_stats *s);
+
+/* The launch that runs a kernel on device `device` alone (the rest of
+ * hpl_launch zero: the kernel's defaults). */
+hpl_launch th_on(int device);
 
 /* Prints an informational line prefixed with the test name. */
 void th_note(const char *fmt, ...) TH_PRINTF(1, 2);

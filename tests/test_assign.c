@@ -17,27 +17,13 @@
  *    another), host writes and reads, fills and assignments over random,
  *    nested and owned boxes of 1-D, 2-D and 3-D arrays, on random devices. */
 #include "harness.h"
+#include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NDEV 3
-
-static const char *inc1_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 1) x; float s; };\n"
-    "void main() { uint i = hpl_global_id.x; hpl_at(x, i) += s; }\n";
-
-static const char *inc2_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 2) x; float s; };\n"
-    "void main() { uvec3 id = hpl_global_id; hpl_at2(x, id.x, id.y) += s; }\n";
-
-static const char *inc3_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 3) x; float s; };\n"
-    "void main() { uvec3 id = hpl_global_id; hpl_at3(x, id.x, id.y, id.z) += s; }\n";
 
 /* b = a + s (a read-only, b write-only) */
 static const char *add1_src =
@@ -57,12 +43,6 @@ static const char *add3_src =
 
 static hpl_kernel K[4];    /* K[n]: x += s on an n-D float array */
 static hpl_kernel KADD[4]; /* KADD[n]: b = a + s */
-
-static hpl_launch on(int device)
-{
-    hpl_launch l = {.device = device};
-    return l;
-}
 
 static const char *where_name(int where)
 {
@@ -206,7 +186,7 @@ static float *refp(const box_t *b, uint64_t i, uint64_t j, uint64_t k)
 /* x += s by a kernel on device dev (only the owned box counts). */
 static void op_inc(hpl_context *ctx, const box_t *b, int dev, float s)
 {
-    hpl_launch l = on(dev);
+    hpl_launch l = th_on(dev);
     if (!CHECK_OK(hpl_eval(ctx, K[b->r->nd], &l, HPL_ARGS(hpl_arr(b->h), hpl_f32(s)))))
         return;
     FOR_BOX(b)
@@ -240,7 +220,7 @@ static void op_assign(hpl_context *ctx, const box_t *dst, const box_t *src, int 
 /* dst = src + s by a kernel on device dev (dst's owned box only). */
 static void op_add(hpl_context *ctx, const box_t *dst, const box_t *src, int dev, float s)
 {
-    hpl_launch l = on(dev);
+    hpl_launch l = th_on(dev);
     if (!CHECK_OK(hpl_eval(ctx, KADD[src->r->nd], &l, HPL_ARGS(hpl_arr(src->h), hpl_arr(dst->h), hpl_f32(s)))))
         return;
     size_t n = (size_t)(src->e[0] * src->e[1] * src->e[2]), q = 0;
@@ -1064,9 +1044,9 @@ int main(void)
         if (CHECK_OK(hpl_device_get_info(ctx, d, &info)))
             CHECK(!info.zero_copy, "device %d of cpu:3 is zero-copy", d);
     }
-    K[1] = th_kernel(ctx, inc1_src);
-    K[2] = th_kernel(ctx, inc2_src);
-    K[3] = th_kernel(ctx, inc3_src);
+    K[1] = th_kernel(ctx, inc1_src());
+    K[2] = th_kernel(ctx, inc2_src());
+    K[3] = th_kernel(ctx, inc3_src());
     KADD[1] = th_kernel(ctx, add1_src);
     KADD[2] = th_kernel(ctx, add2_src);
     KADD[3] = th_kernel(ctx, add3_src);

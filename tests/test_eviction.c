@@ -62,12 +62,6 @@ static const char *map2_src = /* 2-D: b = a * 2 + k */
     "hpl_args { hpl_in(uint, 2) a; hpl_out(uint, 2) b; uint k; };\n"
     "void main() { uvec3 id = hpl_global_id; hpl_at2(b, id.x, id.y) = hpl_at2(a, id.x, id.y) * 2u + k; }\n";
 
-static hpl_launch on(int device)
-{
-    hpl_launch l = {.device = device};
-    return l;
-}
-
 static int limit_checks;
 
 /* resident_bytes and peak_bytes of every device within `limit`, now
@@ -86,19 +80,6 @@ static hpl_stats check_limit(hpl_context *ctx, uint64_t limit, const char *what)
               s.device[d].peak_bytes, limit);
     }
     return s;
-}
-
-static void expect_u32(hpl_context *ctx, hpl_array a, const uint32_t *ref, uint64_t n, const char *what)
-{
-    const uint32_t *p = th_access(ctx, a, HPL_READ);
-    if (!p)
-        return;
-    uint64_t bad = 0, first = 0;
-    for (uint64_t i = 0; i < n; i++)
-        if (p[i] != ref[i] && bad++ == 0)
-            first = i;
-    CHECK(bad == 0, "%s: %" PRIu64 " of %" PRIu64 " wrong, first [%" PRIu64 "] = %u want %u", what, bad, n, first,
-          bad ? p[first] : 0, bad ? ref[first] : 0);
 }
 
 static void host_write(hpl_context *ctx, hpl_array a, const uint32_t *src, uint64_t n)
@@ -203,7 +184,7 @@ static hpl_stats working_set(hpl_context *ctx, int narr, int rounds, const char 
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < narr; k++) {
             int dev = (k + r) % ndev;
-            hpl_launch l = on(dev);
+            hpl_launch l = th_on(dev);
             if (k % 3 == 0) {
                 int y = (k + 5) % narr;
                 uint32_t key = (uint32_t)(r * 31 + k);
@@ -224,7 +205,7 @@ static hpl_stats working_set(hpl_context *ctx, int narr, int rounds, const char 
     hpl_stats s = check_limit(ctx, LIMIT, what);
     for (int k = 0; k < narr; k++) {
         snprintf(msg, sizeof msg, "%s: array %d after %d rounds", what, k, rounds);
-        expect_u32(ctx, a[k], ref[k], QN, msg);
+        EXPECT_ARRAY_U32(ctx, a[k], ref[k], QN, msg);
     }
     check_limit(ctx, LIMIT, what);
     for (int k = 0; k < narr; k++) {
@@ -238,22 +219,10 @@ static hpl_stats working_set(hpl_context *ctx, int narr, int rounds, const char 
     return s;
 }
 
-static void print_stats(const char *what, const hpl_stats *s)
-{
-    for (int d = 0; d < s->device_count && d < 16; d++) {
-        const hpl_device_stats *x = &s->device[d];
-        printf("eviction: %s: device %d to_device_bytes=%" PRIu64 " count=%" PRIu64 " to_host_bytes=%" PRIu64
-               " count=%" PRIu64 " local_bytes=%" PRIu64 " evictions=%" PRIu64 " evicted_bytes=%" PRIu64
-               " resident_bytes=%" PRIu64 " peak_bytes=%" PRIu64 "\n",
-               what, d, x->to_device_bytes, x->to_device_count, x->to_host_bytes, x->to_host_count, x->local_bytes,
-               x->evictions, x->evicted_bytes, x->resident_bytes, x->peak_bytes);
-    }
-}
-
 static void three_times_the_limit(hpl_context *ctx)
 {
     hpl_stats s = working_set(ctx, NARR, 3, "12 x 256 KiB on cpu:3, 1 MiB limit");
-    print_stats("12 arrays of 256 KiB, 3 rounds over 3 devices, 1 MiB limit", &s);
+    th_print_stats("eviction", "12 arrays of 256 KiB, 3 rounds over 3 devices, 1 MiB limit", &s);
     for (int d = 0; d < 3; d++) {
         CHECK(s.device[d].evictions > 0, "device %d: no eviction with 3 MiB cycled through a 1 MiB limit", d);
         /* Every buffer evicted here is one whole 256 KiB array. */
@@ -276,7 +245,7 @@ static void three_times_the_limit(hpl_context *ctx)
 static void save_before_evict(hpl_context *ctx)
 {
     hpl_kernel gen = th_kernel(ctx, gen_src), touch = th_kernel(ctx, touch_src), step = th_kernel(ctx, step_src);
-    hpl_launch l0 = on(0);
+    hpl_launch l0 = th_on(0);
     hpl_array w, s, x[5];
     CHECK_OK(hpl_array_create(ctx, &(hpl_array_desc){.type = HPL_UINT32, .dims = {QN}, .name = "only_on_device"},
                               &w));
@@ -302,7 +271,7 @@ static void save_before_evict(hpl_context *ctx)
     }
     CHECK_OK(hpl_finish(ctx));
     hpl_stats st = check_limit(ctx, LIMIT, "after evicting w");
-    print_stats("w written on device 0, then 5 x 256 KiB read there (1 MiB limit)", &st);
+    th_print_stats("eviction", "w written on device 0, then 5 x 256 KiB read there (1 MiB limit)", &st);
     const hpl_device_stats *d0 = &st.device[0];
     CHECK(d0->to_device_bytes == 5 * QBYTES, "device 0 fetched %" PRIu64 " bytes for five 256 KiB arrays",
           d0->to_device_bytes);
@@ -316,7 +285,7 @@ static void save_before_evict(hpl_context *ctx)
           "other devices moved data");
     /* The host reads w: right values, and nothing moves (it was saved). */
     CHECK_OK(hpl_stats_reset(ctx));
-    expect_u32(ctx, w, wref, QN, "array saved to the host when evicted");
+    EXPECT_ARRAY_U32(ctx, w, wref, QN, "array saved to the host when evicted");
     st = check_limit(ctx, LIMIT, "host read of the evicted w");
     CHECK(st.total.to_host_bytes == 0, "reading the saved w moved %" PRIu64 " bytes", st.total.to_host_bytes);
     printf("eviction: host read of w after its eviction: to_host_bytes=%" PRIu64 " count=%" PRIu64 "\n",
@@ -330,11 +299,11 @@ static void save_before_evict(hpl_context *ctx)
           st.device[0].to_device_bytes, QBYTES);
     for (uint32_t i = 0; i < QN; i++)
         wref[i] = wref[i] * 3u + 1u;
-    expect_u32(ctx, w, wref, QN, "evicted w updated on device 0 again");
+    EXPECT_ARRAY_U32(ctx, w, wref, QN, "evicted w updated on device 0 again");
     uint32_t sref[64];
     for (uint32_t i = 0; i < 64; i++)
         sref[i] = 4000u + i * 5u;
-    expect_u32(ctx, s, sref, 64, "s written from the last array");
+    EXPECT_ARRAY_U32(ctx, s, sref, 64, "s written from the last array");
 
     CHECK_OK(hpl_array_destroy(ctx, w));
     CHECK_OK(hpl_array_destroy(ctx, s));
@@ -368,7 +337,7 @@ static void too_big(hpl_context *ctx)
     CHECK_OK(hpl_stats_reset(ctx));
 
     /* The whole 2 MiB array on a device with a 1 MiB limit. */
-    hpl_launch l0 = on(0);
+    hpl_launch l0 = th_on(0);
     CHECK_FAILS(hpl_eval(ctx, step2, &l0, HPL_ARGS(hpl_arr(big), hpl_u32(5))), HPL_ERROR_OUT_OF_DEVICE_MEMORY,
                 "too_big_matrix");
     CHECK(names_limit(hpl_last_error()), "the message does not name the 1 MiB limit: \"%s\"", hpl_last_error());
@@ -377,7 +346,7 @@ static void too_big(hpl_context *ctx)
     CHECK_OK(hpl_finish(ctx));
     check_limit(ctx, LIMIT, "after the refused eval");
     /* The host copy is intact and usable. */
-    expect_u32(ctx, big, ref, (uint64_t)BR * BC, "too big array after the refused eval");
+    EXPECT_ARRAY_U32(ctx, big, ref, (uint64_t)BR * BC, "too big array after the refused eval");
     uint32_t *p = th_access(ctx, big, HPL_READ_WRITE);
     if (p)
         for (uint64_t i = 0; i < (uint64_t)BR * BC; i += 17) {
@@ -391,7 +360,7 @@ static void too_big(hpl_context *ctx)
         for (uint64_t i = (uint64_t)(BR - 2) * BC; i < (uint64_t)BR * BC; i++)
             ref[i] = fill;
     }
-    expect_u32(ctx, big, ref, (uint64_t)BR * BC, "too big array written on the host");
+    EXPECT_ARRAY_U32(ctx, big, ref, (uint64_t)BR * BC, "too big array written on the host");
 
     /* Row blocks of 256 KiB fit: each gets a buffer of its own (its root
      * never fits), on every device, several rounds, with eviction. */
@@ -404,7 +373,7 @@ static void too_big(hpl_context *ctx)
     for (int r = 0; r < 3; r++) {
         for (int b = 0; b < BR / BLOCK; b++) {
             int dev = (b + r) % ndev;
-            hpl_launch l = on(dev);
+            hpl_launch l = th_on(dev);
             uint32_t key = (uint32_t)(r * 10 + b);
             CHECK_OK(hpl_eval(ctx, step2, &l, HPL_ARGS(hpl_arr(rows[b]), hpl_u32(key))));
             for (uint64_t i = (uint64_t)b * BLOCK * BC; i < (uint64_t)(b + 1) * BLOCK * BC; i++)
@@ -415,7 +384,7 @@ static void too_big(hpl_context *ctx)
         /* One block into the next (two 256 KiB buffers in one eval). */
         for (int b = BR / BLOCK - 2; b >= 0; b -= 3) {
             int dev = (b + r + 1) % ndev;
-            hpl_launch l = on(dev);
+            hpl_launch l = th_on(dev);
             uint32_t key = (uint32_t)(r + 100);
             CHECK_OK(hpl_eval(ctx, map2, &l, HPL_ARGS(hpl_arr(rows[b]), hpl_arr(rows[b + 1]), hpl_u32(key))));
             for (uint64_t i = 0; i < (uint64_t)BLOCK * BC; i++)
@@ -426,9 +395,9 @@ static void too_big(hpl_context *ctx)
     }
     CHECK_OK(hpl_finish(ctx));
     hpl_stats st = check_limit(ctx, LIMIT, "row blocks of the too big array");
-    print_stats("8 row blocks of 256 KiB of a 2 MiB array, 3 rounds, 1 MiB limit", &st);
+    th_print_stats("eviction", "8 row blocks of 256 KiB of a 2 MiB array, 3 rounds, 1 MiB limit", &st);
     CHECK(st.total.evictions > 0, "row blocks of 2 MiB through 1 MiB devices: no eviction");
-    expect_u32(ctx, big, ref, (uint64_t)BR * BC, "too big array after kernels on its row blocks");
+    EXPECT_ARRAY_U32(ctx, big, ref, (uint64_t)BR * BC, "too big array after kernels on its row blocks");
     /* A block read back alone. */
     uint32_t *blk = malloc((size_t)BLOCK * BC * 4);
     CHECK_OK(hpl_array_read(ctx, rows[3], blk, (size_t)BLOCK * BC * 4));
@@ -459,7 +428,7 @@ static void arguments_over_the_limit(hpl_context *ctx)
     }
     host_write(ctx, a, ra, HN);
     host_write(ctx, c, rc, HN);
-    hpl_launch l0 = on(0), l1 = on(1);
+    hpl_launch l0 = th_on(0), l1 = th_on(1);
     /* b's only valid copy is on device 0. */
     CHECK_OK(hpl_eval(ctx, gen, &l0, HPL_ARGS(hpl_arr(b), hpl_u32(3))));
     /* 1.5 MiB of arguments on a 1 MiB device. */
@@ -471,9 +440,9 @@ static void arguments_over_the_limit(hpl_context *ctx)
     CHECK_OK(hpl_finish(ctx));
     check_limit(ctx, LIMIT, "after the refused 1.5 MiB eval");
     /* No data lost: c unchanged (nothing ran), b still the kernel's values. */
-    expect_u32(ctx, a, ra, HN, "a after the refused eval");
-    expect_u32(ctx, b, rb, HN, "b (written on device 0) after the refused eval");
-    expect_u32(ctx, c, rc, HN, "c (not written: the eval did not run) after the refused eval");
+    EXPECT_ARRAY_U32(ctx, a, ra, HN, "a after the refused eval");
+    EXPECT_ARRAY_U32(ctx, b, rb, HN, "b (written on device 0) after the refused eval");
+    EXPECT_ARRAY_U32(ctx, c, rc, HN, "c (not written: the eval did not run) after the refused eval");
     /* Two 512 KiB arguments: exactly the limit, runs (on device 1, then 0). */
     CHECK_OK(hpl_eval(ctx, pair, &l1, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_u32(9))));
     for (uint32_t i = 0; i < HN; i++)
@@ -484,9 +453,9 @@ static void arguments_over_the_limit(hpl_context *ctx)
         rc[i] += ra[i] ^ 4u;
     check_limit(ctx, LIMIT, "two 512 KiB arguments on device 0");
     CHECK_OK(hpl_finish(ctx));
-    expect_u32(ctx, a, ra, HN, "a += b ^ 9 on device 1 (arguments exactly at the limit)");
-    expect_u32(ctx, c, rc, HN, "c += a ^ 4 on device 0 (arguments exactly at the limit)");
-    expect_u32(ctx, b, rb, HN, "b after both");
+    EXPECT_ARRAY_U32(ctx, a, ra, HN, "a += b ^ 9 on device 1 (arguments exactly at the limit)");
+    EXPECT_ARRAY_U32(ctx, c, rc, HN, "c += a ^ 4 on device 0 (arguments exactly at the limit)");
+    EXPECT_ARRAY_U32(ctx, b, rb, HN, "b after both");
     CHECK_OK(hpl_array_destroy(ctx, a));
     CHECK_OK(hpl_array_destroy(ctx, b));
     CHECK_OK(hpl_array_destroy(ctx, c));
@@ -508,7 +477,7 @@ static void environment_limit(void)
     expect_memory_limit(ctx, LIMIT, "HPLVK_DEVICE_MEMORY_LIMIT=1M");
     /* 10 arrays over 2 devices: 5 x 256 KiB each, above 1 MiB. */
     hpl_stats s = working_set(ctx, 10, 2, "10 x 256 KiB on cpu:2, HPLVK_DEVICE_MEMORY_LIMIT=1M");
-    print_stats("10 arrays of 256 KiB, 2 rounds over 2 devices, HPLVK_DEVICE_MEMORY_LIMIT=1M", &s);
+    th_print_stats("eviction", "10 arrays of 256 KiB, 2 rounds over 2 devices, HPLVK_DEVICE_MEMORY_LIMIT=1M", &s);
     CHECK(s.total.evictions > 0, "HPLVK_DEVICE_MEMORY_LIMIT=1M: no eviction");
     for (int d = 0; d < 2; d++)
         CHECK(s.device[d].evictions > 0, "HPLVK_DEVICE_MEMORY_LIMIT=1M: device %d never evicted", d);

@@ -15,7 +15,7 @@
  * that are not contiguous in their root (a column block, a 3-D block), in a
  * region of several boxes, and in the halo rows of a stencil split over
  * three devices. The copy counts must equal the chunks the documented cut
- * gives (tests/test_exchange.c's model, expected_chunks).
+ * gives (tests/test_exchange.c's model, box_pieces).
  *
  * Everything runs under validation (cross-device waits then go through the
  * progress thread); the large transfer and the stencil run again without
@@ -24,6 +24,7 @@
  * timeline between devices, which the test notes). */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -123,20 +124,9 @@ static bool separate_memories(hpl_context *ctx)
 
 /* ---- the model of the cut ------------------------------------------------ */
 
-/* Chunks of one box of extents e (3 dims, missing ones 1) at most max
- * elements each: whole planes (dim 0) when a plane fits, else rows of one
- * plane, else pieces of one row. Full pieces exceed max/2, so no two share
- * a chunk: the count is the pieces'. */
-static uint64_t expected_chunks(const uint64_t e[3], uint64_t max)
-{
-    uint64_t plane = e[1] * e[2];
-    if (plane <= max)
-        return (e[0] + max / plane - 1) / (max / plane);
-    if (e[2] <= max)
-        return e[0] * ((e[1] + max / e[2] - 1) / (max / e[2]));
-    return e[0] * e[1] * ((e[2] + max - 1) / max);
-}
-
+/* Chunks of one box of extents e at most max elements each: its pieces
+ * (box_pieces, test_util.h). Full pieces exceed max/2, so no two share a
+ * chunk: the count is the pieces'. */
 /* ---- one case: written on device 0, read on device 1 --------------------- */
 
 typedef struct xcase {
@@ -224,7 +214,7 @@ static void check_moved(hpl_context *ctx, const xcase *c, uint64_t view_bytes)
           "%s: %" PRIu64 " copies out of device 0, %" PRIu64 " into device 1", c->what, s0.to_host_count,
           s1.to_device_count);
     if (c->chunk && !c->host_block) {
-        uint64_t e[3] = {extent(c, 0), extent(c, 1), extent(c, 2)}, want = expected_chunks(e, c->chunk);
+        uint64_t e[3] = {extent(c, 0), extent(c, 1), extent(c, 2)}, want = box_pieces(e, c->chunk);
         CHECK(s0.to_host_count == want, "%s: %" PRIu64 " chunks, want %" PRIu64, c->what, s0.to_host_count, want);
     }
     /* Every chunk an operation of its own, then the kernel (with the copy

@@ -13,6 +13,7 @@
  *   - bad device, stale handle and NULL context are refused by name. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,12 +35,6 @@ static const char *gen_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_out(float, 2) a; float seed; };\n"
     "void main() { uvec3 id = hpl_global_id; hpl_at2(a, id.x, id.y) = float(id.x) * 1000.0 + float(id.y) + seed; }\n";
-
-/* a += d, in place */
-static const char *inc_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 2) a; float d; };\n"
-    "void main() { uvec3 id = hpl_global_id; hpl_at2(a, id.x, id.y) += d; }\n";
 
 static float gen(uint64_t i, uint64_t j, float seed)
 {
@@ -276,7 +271,7 @@ int main(void)
     hpl_kernel scale = th_kernel(ctx, scale_src), gen_k = th_kernel(ctx, gen_src);
     prefetch(ctx, scale);
     prefetch_big(ctx, scale);
-    discard(ctx, gen_k, th_kernel(ctx, inc_src));
+    discard(ctx, gen_k, th_kernel(ctx, inc2_src()));
     evict_discarded();
     errors(ctx);
     return th_finish(ctx);

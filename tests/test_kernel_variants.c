@@ -361,36 +361,26 @@ static void variants(hpl_context *ctx)
     /* Variants whose arguments differ from the generic source. */
     static const int codes[] = {HPL_ERROR_ARGUMENT_MISMATCH, HPL_ERROR_KERNEL_SIGNATURE};
     k.id = 4242;
-    CHECK_FAILS_ANY(hpl_kernel_create(
-                        ctx,
-                        &(hpl_kernel_desc){
-                            .source.glsl = SCALE_SRC("3.0"),
-                            .variants = {{HPL_DEVICE_CPU,
-                                          {.glsl = "#include <hplvk.glsl>\n"
-                                                   "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; int extra; };\n"
-                                                   "void main() { hpl_at(y, hpl_global_id.x) = float(extra); }\n"}}}},
-                        &k),
-                    codes, 2, "variant");
-    CHECK_FAILS_ANY(hpl_kernel_create(
-                        ctx,
-                        &(hpl_kernel_desc){
-                            .source.glsl = SCALE_SRC("3.0"),
-                            .variants = {{HPL_DEVICE_GPU,
-                                          {.glsl = "#include <hplvk.glsl>\n"
-                                                   "hpl_args { hpl_in(int, 1) x; hpl_out(float, 1) y; };\n"
-                                                   "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = float(hpl_at(x, i)); }\n"}}}},
-                        &k),
-                    codes, 2, "variant");
-    CHECK_FAILS_ANY(hpl_kernel_create(
-                        ctx,
-                        &(hpl_kernel_desc){
-                            .source.glsl = SCALE_SRC("3.0"),
-                            .variants = {{HPL_DEVICE_CPU,
-                                          {.glsl = "#include <hplvk.glsl>\n"
-                                                   "hpl_args { hpl_inout(float, 1) x; hpl_out(float, 1) y; };\n"
-                                                   "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = hpl_at(x, i); hpl_at(x, i) = 0.0; }\n"}}}},
-                        &k),
-                    codes, 2, "variant");
+    static const struct {
+        uint32_t type;
+        const char *glsl;
+    } mismatched[] = {
+        {HPL_DEVICE_CPU, "#include <hplvk.glsl>\n"
+                         "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; int extra; };\n"
+                         "void main() { hpl_at(y, hpl_global_id.x) = float(extra); }\n"},
+        {HPL_DEVICE_GPU, "#include <hplvk.glsl>\n"
+                         "hpl_args { hpl_in(int, 1) x; hpl_out(float, 1) y; };\n"
+                         "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = float(hpl_at(x, i)); }\n"},
+        {HPL_DEVICE_CPU, "#include <hplvk.glsl>\n"
+                         "hpl_args { hpl_inout(float, 1) x; hpl_out(float, 1) y; };\n"
+                         "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = hpl_at(x, i); hpl_at(x, i) = 0.0; }\n"},
+    };
+    for (size_t m = 0; m < sizeof mismatched / sizeof mismatched[0]; m++)
+        CHECK_FAILS_ANY(hpl_kernel_create(ctx,
+                                          &(hpl_kernel_desc){.source.glsl = SCALE_SRC("3.0"),
+                                                             .variants = {{mismatched[m].type, {.glsl = mismatched[m].glsl}}}},
+                                          &k),
+                        codes, 2, "variant");
     CHECK(k.id == 4242, "hpl_kernel_create changed its out-parameter on failure");
     /* A variant that does not compile: the error names it. */
     CHECK_FAILS(hpl_kernel_create(ctx,

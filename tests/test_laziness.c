@@ -17,6 +17,7 @@
  * Every value is checked against a host model. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,21 +44,9 @@ static const char *gen_src =
     "    uvec2 g = a.origin + id.xy;\n"
     "    hpl_at2(a, id.x, id.y) = float(g.x) * 1000.0 + float(g.y) + seed; }\n";
 
-/* a += d, in place. */
-static const char *inc_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 2) a; float d; };\n"
-    "void main() { uvec3 id = hpl_global_id; hpl_at2(a, id.x, id.y) += d; }\n";
-
 static float gen_value(uint64_t i, uint64_t j, float seed)
 {
     return (float)i * 1000.0f + (float)j + seed;
-}
-
-static hpl_launch on(int device)
-{
-    hpl_launch l = {.device = device};
-    return l;
 }
 
 /* Checks one device's transfer counters exactly (bytes), counts within
@@ -139,8 +128,8 @@ int main(void)
         if (CHECK_OK(hpl_device_get_info(ctx, d, &info)))
             CHECK(!info.zero_copy, "device %d reports zero_copy with HPL_ZERO_COPY_OFF", d);
     }
-    hpl_kernel scale = th_kernel(ctx, scale_src), gen = th_kernel(ctx, gen_src), inc = th_kernel(ctx, inc_src);
-    hpl_launch l0 = on(0), l1 = on(1);
+    hpl_kernel scale = th_kernel(ctx, scale_src), gen = th_kernel(ctx, gen_src), inc = th_kernel(ctx, inc2_src());
+    hpl_launch l0 = th_on(0), l1 = th_on(1);
     const uint64_t block_rows = 64, r0 = 100; /* rows 100..163 */
     const uint64_t block_bytes = block_rows * ROW_BYTES;
     float *buf = malloc(sizeof(float) * N * M);

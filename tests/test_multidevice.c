@@ -47,12 +47,6 @@ static void expect_u32(hpl_context *ctx, hpl_array a, const uint32_t *ref, const
           first >= 0 ? ref[first] : 0);
 }
 
-static hpl_launch on(int device)
-{
-    hpl_launch l = {.device = device};
-    return l;
-}
-
 static void two_devices(void)
 {
     hpl_context *ctx = th_context("cpu:2");
@@ -100,7 +94,7 @@ static void two_devices(void)
     hpl_array c = th_array(ctx, HPL_UINT32, N, 0, 0);
 
     /* Written on device 0, read on device 1, result read by the host. */
-    hpl_launch l0 = on(0), l1 = on(1);
+    hpl_launch l0 = th_on(0), l1 = th_on(1);
     CHECK_OK(hpl_eval(ctx, gen, &l0, HPL_ARGS(hpl_arr(a), hpl_u32(11))));
     CHECK_OK(hpl_eval(ctx, map, &l1, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_u32(5))));
     for (int i = 0; i < N; i++) {
@@ -139,7 +133,7 @@ static void two_devices(void)
         ref[i] = (uint32_t)i;
     CHECK_OK(hpl_array_write(ctx, a, ref, sizeof(uint32_t) * N));
     for (uint32_t s = 0; s < 20; s++) {
-        hpl_launch l = on((int)(s % 2));
+        hpl_launch l = th_on((int)(s % 2));
         CHECK_OK(hpl_eval(ctx, step, &l, HPL_ARGS(hpl_arr(a), hpl_u32(s))));
         for (int i = 0; i < N; i++)
             ref[i] = ref[i] * 3u + s;
@@ -152,7 +146,7 @@ static void two_devices(void)
         ref[i] = (uint32_t)i * 5u;
     CHECK_OK(hpl_array_write(ctx, a, ref, sizeof(uint32_t) * N));
     for (uint32_t s = 0; s < 20; s++) {
-        hpl_launch l = on((int)(s % 2));
+        hpl_launch l = th_on((int)(s % 2));
         hpl_array from = s % 2 ? b : a, to = s % 2 ? a : b;
         CHECK_OK(hpl_eval(ctx, map, &l, HPL_ARGS(hpl_arr(from), hpl_arr(to), hpl_u32(s + 1))));
         for (int i = 0; i < N; i++)
@@ -359,7 +353,7 @@ static void four_devices(void)
     CHECK_OK(hpl_array_write(ctx, x, ref, sizeof(uint32_t) * N));
     /* Round-robin: 20 in-place steps on devices 0,1,2,3,0,... */
     for (uint32_t k = 0; k < 20; k++) {
-        hpl_launch l = on((int)(k % 4));
+        hpl_launch l = th_on((int)(k % 4));
         CHECK_OK(hpl_eval(ctx, step, &l, HPL_ARGS(hpl_arr(x), hpl_u32(k))));
         for (int i = 0; i < N; i++)
             ref[i] = ref[i] * 3u + k;
@@ -368,12 +362,12 @@ static void four_devices(void)
     for (int d = 0; d < 4; d++) {
         p[d] = th_array(ctx, HPL_UINT32, N, 0, 0);
         parts[d] = malloc(sizeof(uint32_t) * N);
-        hpl_launch l = on(d);
+        hpl_launch l = th_on(d);
         CHECK_OK(hpl_eval(ctx, map, &l, HPL_ARGS(hpl_arr(x), hpl_arr(p[d]), hpl_u32((uint32_t)d * 100u))));
         for (int i = 0; i < N; i++)
             parts[d][i] = ref[i] * 3u + (uint32_t)d * 100u;
     }
-    hpl_launch l3 = on(3);
+    hpl_launch l3 = th_on(3);
     CHECK_OK(hpl_eval(ctx, sum4, &l3, HPL_ARGS(hpl_arr(p[0]), hpl_arr(p[1]), hpl_arr(p[2]), hpl_arr(p[3]), hpl_arr(s))));
     uint32_t *want = malloc(sizeof(uint32_t) * N);
     for (int i = 0; i < N; i++)

@@ -14,6 +14,7 @@
  * errors that name the problem. */
 #define _POSIX_C_SOURCE 199309L
 #include "harness.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,15 +23,6 @@
 #include <time.h>
 
 #define N 1000
-
-/* 3-point stencil, fixed ends (mod 2^32). */
-static const char *stencil_src = "#include <hplvk.glsl>\n"
-                                 "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; uint n; };\n"
-                                 "void main() {\n"
-                                 "    uint i = hpl_global_id.x;\n"
-                                 "    uint l = i > 0u ? hpl_at(a, i - 1u) : 0u, r = i + 1u < n ? hpl_at(a, i + 1u) : 0u;\n"
-                                 "    hpl_at(b, i) = l + 2u * hpl_at(a, i) + r;\n"
-                                 "}\n";
 
 /* Read-write: x[i] = 3 x[i] + i + 1. Run twice it would differ. */
 static const char *bump_src = "#include <hplvk.glsl>\n"
@@ -85,7 +77,7 @@ static int stencil_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *ar
 /* Steps of the stencil with the plan, against the host; `by` names it. */
 static void stencil_steps_in(hpl_context *ctx, hpl_plan *plan, const hpl_launch *launch, int steps, const char *by)
 {
-    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_kernel k = th_kernel(ctx, stencil1d_src());
     hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
     static uint32_t host[2][N];
     fill_input(ctx, a, host[0]);
@@ -511,7 +503,7 @@ static void bad_plans(hpl_context *ctx)
     CHECK_FAILS(hpl_plan_create(NULL, NULL, NULL), HPL_ERROR_INVALID_ARGUMENT, "ctx is NULL");
     CHECK_FAILS(hpl_plan_eval(NULL, (hpl_kernel){0}, NULL, NULL, 0), HPL_ERROR_INVALID_ARGUMENT, "plan is NULL");
 
-    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_kernel k = th_kernel(ctx, stencil1d_src());
     hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
     static uint32_t host[N];
     fill_input(ctx, a, host);

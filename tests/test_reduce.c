@@ -75,6 +75,19 @@ static const char *op_name(hpl_reduction op)
     return "?";
 }
 
+/* The float (HPL_FLOAT32) or double at p (unaligned). */
+static long double load_float(hpl_type t, const void *p)
+{
+    if (t == HPL_FLOAT32) {
+        float x;
+        memcpy(&x, p, 4);
+        return x;
+    }
+    double x;
+    memcpy(&x, p, 8);
+    return x;
+}
+
 static uint32_t hsh(uint32_t x)
 {
     x ^= x >> 16;
@@ -185,16 +198,7 @@ static refval host_reduce(const tdesc *td, const uint8_t *root, const uint64_t r
                 const uint8_t *p = root + lin * es;
                 r.count++;
                 if (td->is_float) {
-                    long double v;
-                    if (td->t == HPL_FLOAT32) {
-                        float x;
-                        memcpy(&x, p, 4);
-                        v = x;
-                    } else {
-                        double x;
-                        memcpy(&x, p, 8);
-                        v = x;
-                    }
+                    long double v = load_float(td->t, p);
                     r.abs += fabsl(v);
                     switch (op) {
                     case HPL_REDUCE_SUM: facc += v; break;
@@ -262,16 +266,7 @@ static void check_reduce(hpl_context *ctx, const tdesc *td, hpl_array arr, const
     CHECK(tail, "%s %s %s: hpl_array_reduce wrote past one element", hpl_type_name(td->t), op_name(op), what);
     refval r = host_reduce(td, model, rd, b, op);
     if (td->is_float) {
-        long double got;
-        if (td->t == HPL_FLOAT32) {
-            float x;
-            memcpy(&x, res, 4);
-            got = x;
-        } else {
-            double x;
-            memcpy(&x, res, 8);
-            got = x;
-        }
+        long double got = load_float(td->t, res);
         if (op == HPL_REDUCE_SUM) {
             long double eps = td->t == HPL_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
             long double tol = 4.0L * eps * (log2l((long double)r.count) + 2.0L) * r.abs;

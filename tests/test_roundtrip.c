@@ -5,6 +5,7 @@
  * uint64; hpl_array_get_info; hpl_array_wait; hpl_finish. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "test_util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -17,11 +18,6 @@ static const char *scale_src = /* y = 2x + r */
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; float r; };\n"
     "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = 2.0 * hpl_at(x, i) + r; }\n";
-
-static const char *inc_src = /* x += d, in place */
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 1) x; float d; };\n"
-    "void main() { uint i = hpl_global_id.x; hpl_at(x, i) += d; }\n";
 
 static const char *copy_i64_src =
     "#include <hplvk.glsl>\n"
@@ -79,7 +75,7 @@ static void user_storage(hpl_context *ctx, hpl_kernel k, float *host, const char
     CHECK_OK(hpl_eval(ctx, k, NULL, HPL_ARGS(hpl_arr(x), hpl_arr(y), hpl_f32(-2.0f))));
     expect_scaled(ctx, y, ref, -2.0f, what);
     /* A kernel writing into user storage, read back through it. */
-    hpl_kernel inc = th_kernel(ctx, inc_src);
+    hpl_kernel inc = th_kernel(ctx, inc1_src());
     CHECK_OK(hpl_eval(ctx, inc, NULL, HPL_ARGS(hpl_arr(x), hpl_f32(0.25f))));
     const float *q = th_access(ctx, x, HPL_READ);
     if (q) {
@@ -99,7 +95,7 @@ int main(void)
 {
     hpl_context *ctx = th_context("cpu");
     hpl_kernel k = th_kernel(ctx, scale_src);
-    hpl_kernel inc = th_kernel(ctx, inc_src);
+    hpl_kernel inc = th_kernel(ctx, inc1_src());
 
     /* Library-owned arrays start zero, on the host and on a device. */
     {

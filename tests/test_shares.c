@@ -5,6 +5,7 @@
  * error that names them. Runs on "cpu:3" (three logical devices; a GPU
  * opened three times under TH_DEVICE_KIND). */
 #include "harness.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -14,15 +15,6 @@
 static const char *scale_src = "#include <hplvk.glsl>\n"
                                "hpl_args { hpl_in(uint, 1) x; hpl_out(uint, 1) y; };\n"
                                "void main() { uint i = hpl_global_id.x; hpl_at(y, i) = 3u * hpl_at(x, i) + i; }\n";
-
-/* 3-point stencil, fixed ends: b[i] = a[i-1] + 2 a[i] + a[i+1] (mod 2^32). */
-static const char *stencil_src = "#include <hplvk.glsl>\n"
-                                 "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; uint n; };\n"
-                                 "void main() {\n"
-                                 "    uint i = hpl_global_id.x;\n"
-                                 "    uint l = i > 0u ? hpl_at(a, i - 1u) : 0u, r = i + 1u < n ? hpl_at(a, i + 1u) : 0u;\n"
-                                 "    hpl_at(b, i) = l + 2u * hpl_at(a, i) + r;\n"
-                                 "}\n";
 
 /* The parts of y: their count, and each one's device and owned length. */
 static void check_parts(hpl_context *ctx, hpl_array y, int count, const int *devices, const uint64_t *lengths,
@@ -114,7 +106,7 @@ static void scale_runs(hpl_context *ctx)
 static void stencil(hpl_context *ctx)
 {
     enum { STEPS = 20 };
-    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_kernel k = th_kernel(ctx, stencil1d_src());
     hpl_array a = th_array(ctx, HPL_UINT32, N, 0, 0), b = th_array(ctx, HPL_UINT32, N, 0, 0);
     uint32_t host[2][N];
     uint32_t *pa = th_access(ctx, a, HPL_WRITE);

@@ -366,16 +366,10 @@ static box_t panel(hpl_context *ctx, root_t *r, uint64_t c0, uint64_t kb)
     return mkbox(ctx, r, (const hpl_range[]){HPL_ALL, {c0, c0 + kb - 1}});
 }
 
-static hpl_launch on(int device)
-{
-    hpl_launch l = {.device = device};
-    return l;
-}
-
 /* x += s by a kernel on device dev. */
 static void op_inc(hpl_context *ctx, const box_t *b, int dev, scal s)
 {
-    hpl_launch l = on(dev);
+    hpl_launch l = th_on(dev);
     hpl_kernel kern = kernel_for(ctx, K_INC, b->r->t, b->r->nd);
     if (!CHECK_OK(hpl_eval(ctx, kern, &l, HPL_ARGS(hpl_arr(b->h), sarg(b->r->t, s)))))
         return;
@@ -388,7 +382,7 @@ static void op_inc(hpl_context *ctx, const box_t *b, int dev, scal s)
 static void op_copy(hpl_context *ctx, const box_t *dst, const box_t *src, int dev, scal s)
 {
     hpl_type t = src->r->t;
-    hpl_launch l = on(dev);
+    hpl_launch l = th_on(dev);
     if (!CHECK_OK(hpl_eval(ctx, kernel_for(ctx, K_COPY, t, src->r->nd), &l,
                            HPL_ARGS(hpl_arr(src->h), hpl_arr(dst->h), sarg(t, s)))))
         return;
@@ -399,7 +393,7 @@ static void op_copy(hpl_context *ctx, const box_t *dst, const box_t *src, int de
 /* x = s + (1000 i + 10 j + k) by a write-only kernel on device dev. */
 static void op_set(hpl_context *ctx, const box_t *b, int dev, scal s)
 {
-    hpl_launch l = on(dev);
+    hpl_launch l = th_on(dev);
     hpl_kernel kern = kernel_for(ctx, K_SET, b->r->t, b->r->nd);
     if (!CHECK_OK(hpl_eval(ctx, kern, &l, HPL_ARGS(hpl_arr(b->h), sarg(b->r->t, s)))))
         return;

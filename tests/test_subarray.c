@@ -21,27 +21,13 @@
  *    owned box land where the host's copy is the only one (chapter 4b);
  *  - errors, each with its code and a message naming the problem. */
 #include "harness.h"
+#include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- kernels ----------------------------------------------------------- */
-
-static const char *inc1_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 1) x; float s; };\n"
-    "void main() { uint i = hpl_global_id.x; hpl_at(x, i) += s; }\n";
-
-static const char *inc2_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 2) x; float s; };\n"
-    "void main() { uvec3 id = hpl_global_id; hpl_at2(x, id.x, id.y) += s; }\n";
-
-static const char *inc3_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 3) x; float s; };\n"
-    "void main() { uvec3 id = hpl_global_id; hpl_at3(x, id.x, id.y, id.z) += s; }\n";
 
 /* x(i, j) = base + 100 i + j (write-only), and what the kernel sees of x. */
 static const char *set2_src =
@@ -84,12 +70,6 @@ static const char *intgrid_src =
     "void main() { uvec3 id = hpl_global_id; hpl_at2(int_grid, id.x, id.y) += 1; }\n";
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static hpl_launch on(int device)
-{
-    hpl_launch l = {.device = device};
-    return l;
-}
 
 static hpl_array sub(hpl_context *ctx, hpl_array parent, int n, const hpl_range *r)
 {
@@ -432,7 +412,7 @@ static void not_a_copy(hpl_context *ctx, hpl_kernel inc2)
     }
     /* Kernels through the subarrays change the parent. */
     {
-        hpl_launch l0 = on(0), l1 = on(1);
+        hpl_launch l0 = th_on(0), l1 = th_on(1);
         CHECK_OK(hpl_eval(ctx, inc2, &l0, HPL_ARGS(hpl_arr(rows), hpl_f32(1.0f))));
         ref_box_apply(ref, 4, 6, 0, VC, 1.0f, 1.0f);
         CHECK_OK(hpl_eval(ctx, inc2, &l1, HPL_ARGS(hpl_arr(cols), hpl_f32(2.0f))));
@@ -446,7 +426,7 @@ static void not_a_copy(hpl_context *ctx, hpl_kernel inc2)
         CHECK_OK(hpl_array_write(ctx, m, ref, sizeof ref));
         check_view(ctx, rows, ref, rd, U3(4, 0, 0), U3(6, VC, 1), "row block after a parent host write");
         check_view(ctx, cols, ref, rd, U3(0, 3, 0), U3(VR, 5, 1), "column block after a parent host write");
-        hpl_launch l1 = on(1);
+        hpl_launch l1 = th_on(1);
         CHECK_OK(hpl_eval(ctx, inc2, &l1, HPL_ARGS(hpl_arr(m), hpl_f32(0.5f))));
         ref_box_apply(ref, 0, VR, 0, VC, 0.5f, 1.0f);
         check_view(ctx, cols, ref, rd, U3(0, 3, 0), U3(VR, 5, 1), "column block after a kernel on the parent");
@@ -456,7 +436,7 @@ static void not_a_copy(hpl_context *ctx, hpl_kernel inc2)
      * then a host write of a row block; the rest of the parent must come
      * from device 0, the row block from the host. */
     {
-        hpl_launch l0 = on(0);
+        hpl_launch l0 = th_on(0);
         CHECK_OK(hpl_eval(ctx, inc2, &l0, HPL_ARGS(hpl_arr(m), hpl_f32(3.0f))));
         ref_box_apply(ref, 0, VR, 0, VC, 3.0f, 1.0f);
         float buf[6 * VC];
@@ -471,7 +451,7 @@ static void not_a_copy(hpl_context *ctx, hpl_kernel inc2)
         ref_box_apply(ref, 0, VR, 0, VC, 1.0f, 1.0f);
         expect_all(ctx, m, ref, VR * VC, "parent written on device 0 then a row block on the host, then device 0");
         /* Same with a column block and device 1. */
-        hpl_launch l1 = on(1);
+        hpl_launch l1 = th_on(1);
         CHECK_OK(hpl_eval(ctx, inc2, &l1, HPL_ARGS(hpl_arr(m), hpl_f32(2.0f))));
         ref_box_apply(ref, 0, VR, 0, VC, 2.0f, 1.0f);
         float *p = th_access(ctx, cols, HPL_WRITE);
@@ -530,7 +510,7 @@ static void nesting(hpl_context *ctx, hpl_kernel inc2, hpl_kernel set2)
             ref[(6 + i) * VC + 5 + j] = buf[i * 9 + j];
     expect_all(ctx, m, ref, VR * VC, "root after hpl_array_write of a level-2 subarray");
     check_view(ctx, s1, ref, rd, U3(4, 2, 0), U3(16, 12, 1), "level 1 after a level-2 write");
-    hpl_launch l1 = on(1), l0 = on(0);
+    hpl_launch l1 = th_on(1), l0 = th_on(0);
     CHECK_OK(hpl_eval(ctx, inc2, &l1, HPL_ARGS(hpl_arr(s3), hpl_f32(10.0f))));
     ref_box_apply(ref, 7, 1, 5, 3, 10.0f, 1.0f);
     CHECK_OK(hpl_eval(ctx, inc2, &l0, HPL_ARGS(hpl_arr(s4), hpl_f32(20.0f))));
@@ -600,7 +580,7 @@ static void caching(hpl_context *ctx, hpl_kernel inc2)
     /* Destroying a subarray removes it from the list, keeps the order of the
      * rest, and never changes the parent's data: not even when the only
      * valid copy of its elements is on a device. */
-    hpl_launch l1 = on(1);
+    hpl_launch l1 = th_on(1);
     CHECK_OK(hpl_eval(ctx, inc2, &l1, HPL_ARGS(hpl_arr(b), hpl_f32(64.0f))));
     ref_box_apply(ref, 6, 6, 0, VC, 64.0f, 1.0f);
     CHECK_OK(hpl_array_destroy(ctx, b));
@@ -655,7 +635,7 @@ static void kernels(hpl_context *ctx, hpl_kernel inc1, hpl_kernel inc2, hpl_kern
     hpl_array cols = sub(ctx, m, HPL_RANGES(HPL_ALL, {9, 13}));
     hpl_array inner = sub(ctx, m, HPL_RANGES({14, 20}, {1, 6}));
     for (int dev = 0; dev < 2; dev++) {
-        hpl_launch l = on(dev);
+        hpl_launch l = th_on(dev);
         char what[160];
         CHECK_OK(hpl_eval(ctx, inc2, &l, HPL_ARGS(hpl_arr(rows), hpl_f32(1.0f + (float)dev))));
         ref_box_apply(ref, 5, 8, 0, VC, 1.0f + (float)dev, 1.0f);
@@ -694,7 +674,7 @@ static void kernels(hpl_context *ctx, hpl_kernel inc1, hpl_kernel inc2, hpl_kern
     for (int dev = 0; dev < 2; dev++) {
         hpl_array top = sub(ctx, m, HPL_RANGES({0, 3}, HPL_ALL));
         hpl_array bottom = sub(ctx, m, HPL_RANGES({20, 23}, HPL_ALL));
-        hpl_launch l = on(dev);
+        hpl_launch l = th_on(dev);
         CHECK_OK(hpl_eval(ctx, axpy2, &l, HPL_ARGS(hpl_arr(top), hpl_arr(bottom), hpl_f32((float)dev - 0.5f))));
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < VC; j++)
@@ -713,7 +693,7 @@ static void kernels(hpl_context *ctx, hpl_kernel inc1, hpl_kernel inc2, hpl_kern
         expect_all(ctx, m, ref, VR * VC, what);
     }
     /* The parent read on the other device after all that. */
-    hpl_launch l1 = on(1);
+    hpl_launch l1 = th_on(1);
     CHECK_OK(hpl_eval(ctx, inc2, &l1, HPL_ARGS(hpl_arr(m), hpl_f32(0.25f))));
     ref_box_apply(ref, 0, VR, 0, VC, 0.25f, 1.0f);
     expect_all(ctx, m, ref, VR * VC, "whole parent incremented on device 1 after subarray kernels");
@@ -728,7 +708,7 @@ static void kernels(hpl_context *ctx, hpl_kernel inc1, hpl_kernel inc2, hpl_kern
         CHECK_OK(hpl_array_write(ctx, v, r1, sizeof r1));
         hpl_array mid = sub(ctx, v, HPL_RANGES({300, 649}));
         for (int dev = 0; dev < 2; dev++) {
-            hpl_launch l = on(dev);
+            hpl_launch l = th_on(dev);
             CHECK_OK(hpl_eval(ctx, inc1, &l, HPL_ARGS(hpl_arr(mid), hpl_f32(5.0f))));
             for (int i = 300; i <= 649; i++)
                 r1[i] += 5.0f;
@@ -762,7 +742,7 @@ static void kernels(hpl_context *ctx, hpl_kernel inc1, hpl_kernel inc2, hpl_kern
         CHECK_OK(hpl_array_write(ctx, t, r3, sizeof r3));
         hpl_array box = sub(ctx, t, HPL_RANGES({1, 4}, {1, 3}, {2, 7}));
         for (int dev = 0; dev < 2; dev++) {
-            hpl_launch l = on(dev);
+            hpl_launch l = th_on(dev);
             CHECK_OK(hpl_eval(ctx, inc3, &l, HPL_ARGS(hpl_arr(box), hpl_f32(8.0f * (float)(dev + 1)))));
             for (int i = 1; i <= 4; i++)
                 for (int j = 1; j <= 3; j++)
@@ -784,7 +764,7 @@ static void owned(hpl_context *ctx, hpl_kernel inc2, hpl_kernel set2)
 {
     static float ref[VR * VC];
     const uint64_t rd[3] = {VR, VC, 1};
-    hpl_launch l0 = on(0), l1 = on(1);
+    hpl_launch l0 = th_on(0), l1 = th_on(1);
     hpl_array meta = th_array(ctx, HPL_UINT32, 8, 0, 0);
 
     /* A kernel writing all of a subarray with a ghost part, on device 1: only
@@ -939,7 +919,7 @@ static void lazy_and_user_storage(hpl_context *ctx, hpl_kernel inc2)
 {
     static float ref[VR * VC];
     const uint64_t rd[3] = {VR, VC, 1};
-    hpl_launch l0 = on(0), l1 = on(1);
+    hpl_launch l0 = th_on(0), l1 = th_on(1);
     init_ref(ref, VR * VC, 91.0f);
     hpl_array m = th_array(ctx, HPL_FLOAT32, VR, VC, 0);
     CHECK_OK(hpl_array_write(ctx, m, ref, sizeof ref));
@@ -1023,7 +1003,7 @@ static void zero_copy_views(void)
                   th_shares_memory(&info) ? "shares" : "does not share");
         }
     }
-    hpl_kernel inc2 = th_kernel(ctx, inc2_src);
+    hpl_kernel inc2 = th_kernel(ctx, inc2_src());
     static float ref[VR * VC];
     const uint64_t rd[3] = {VR, VC, 1};
     init_ref(ref, VR * VC, 95.0f);
@@ -1033,7 +1013,7 @@ static void zero_copy_views(void)
     hpl_array rows = sub(ctx, m, HPL_RANGES({4, 9}, HPL_ALL));
     hpl_array cols = sub(ctx, m, HPL_RANGES(HPL_ALL, {3, 7}));
     hpl_array g = sub_owned(ctx, m, HPL_RANGES({12, 19}, HPL_ALL), ((const hpl_range[]){{13, 18}, HPL_ALL}));
-    hpl_launch l0 = on(0), l1 = on(1);
+    hpl_launch l0 = th_on(0), l1 = th_on(1);
     CHECK_OK(hpl_eval(ctx, inc2, &l0, HPL_ARGS(hpl_arr(rows), hpl_f32(1.0f))));
     ref_box_apply(ref, 4, 6, 0, VC, 1.0f, 1.0f);
     CHECK_OK(hpl_eval(ctx, inc2, &l1, HPL_ARGS(hpl_arr(cols), hpl_f32(2.0f))));
@@ -1173,7 +1153,7 @@ int main(void)
         if (CHECK_OK(hpl_device_get_info(ctx, d, &info)))
             CHECK(!info.zero_copy, "device %d of cpu:2 is zero-copy", d);
     }
-    hpl_kernel inc1 = th_kernel(ctx, inc1_src), inc2 = th_kernel(ctx, inc2_src), inc3 = th_kernel(ctx, inc3_src);
+    hpl_kernel inc1 = th_kernel(ctx, inc1_src()), inc2 = th_kernel(ctx, inc2_src()), inc3 = th_kernel(ctx, inc3_src());
     hpl_kernel set1 = th_kernel(ctx, set1_src), set2 = th_kernel(ctx, set2_src), axpy2 = th_kernel(ctx, axpy2_src);
     views(ctx);
     not_a_copy(ctx, inc2);

@@ -11,6 +11,7 @@
  *     keeps its own subkernels, and then the context is destroyed
  *     (unit_args_stamp makes the argument chunks' case deterministic). */
 #include "harness.h"
+#include "test_util.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -161,12 +162,6 @@ static void *error_thread(void *arg)
  * both devices, over and over, beside plain evals in other threads. Under
  * validation each step's ghost check waits with the context lock released,
  * while the other threads plan and run evals of their own. */
-static const char *stencil_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; };\n"
-    "void main() { uint i = hpl_global_id.x; uint l = i == 0u ? 0u : i - 1u;\n"
-    "              hpl_at(b, i) = hpl_at(a, i) + hpl_at(a, l) * 2u + 1u; }\n";
-
 typedef struct stencil_job {
     int id;
     hpl_kernel kernel;
@@ -306,7 +301,7 @@ int main(void)
 
     /* 5. Three split stencils and three plain evaluators at once. */
     {
-        stencil_job jobs[3] = {{.id = 0, .kernel = th_kernel(ctx, stencil_src)}, {.id = 1}, {.id = 2}};
+        stencil_job jobs[3] = {{.id = 0, .kernel = th_kernel(ctx, stencil_left_src())}, {.id = 1}, {.id = 2}};
         jobs[1].kernel = jobs[2].kernel = jobs[0].kernel;
         pair prs[3];
         pthread_t ts[3], te[3];

@@ -13,29 +13,20 @@ static const char *add_src =
 
 /* Declares its own local size and reports, per element, the work-group size
  * it ran with and its local invocation index. */
-static const char *add64_src =
-    "#include <hplvk.glsl>\n"
-    "layout(local_size_x = 64) in;\n"
-    "hpl_args { hpl_in(float, 1) a; hpl_in(float, 1) b; hpl_out(float, 1) c; hpl_out(uint, 1) wg;\n"
-    "           hpl_out(uint, 1) lid; };\n"
-    "void main() {\n"
-    "    uint i = hpl_global_id.x;\n"
-    "    hpl_at(c, i) = hpl_at(a, i) + hpl_at(b, i);\n"
-    "    hpl_at(wg, i) = gl_WorkGroupSize.x;\n"
-    "    hpl_at(lid, i) = gl_LocalInvocationID.x;\n"
-    "}\n";
+#define ADD_WG_BODY                                                                                \
+    "hpl_args { hpl_in(float, 1) a; hpl_in(float, 1) b; hpl_out(float, 1) c; hpl_out(uint, 1) wg;\n" \
+    "           hpl_out(uint, 1) lid; };\n"                                                          \
+    "void main() {\n"                                                                                \
+    "    uint i = hpl_global_id.x;\n"                                                                \
+    "    hpl_at(c, i) = hpl_at(a, i) + hpl_at(b, i);\n"                                              \
+    "    hpl_at(wg, i) = gl_WorkGroupSize.x;\n"                                                      \
+    "    hpl_at(lid, i) = gl_LocalInvocationID.x;\n"                                                 \
+    "}\n"
+static const char *add64_src = "#include <hplvk.glsl>\n"
+                               "layout(local_size_x = 64) in;\n" ADD_WG_BODY;
 
 /* No declared local size: the library chooses; reports it too. */
-static const char *add_wg_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(float, 1) a; hpl_in(float, 1) b; hpl_out(float, 1) c; hpl_out(uint, 1) wg;\n"
-    "           hpl_out(uint, 1) lid; };\n"
-    "void main() {\n"
-    "    uint i = hpl_global_id.x;\n"
-    "    hpl_at(c, i) = hpl_at(a, i) + hpl_at(b, i);\n"
-    "    hpl_at(wg, i) = gl_WorkGroupSize.x;\n"
-    "    hpl_at(lid, i) = gl_LocalInvocationID.x;\n"
-    "}\n";
+static const char *add_wg_src = "#include <hplvk.glsl>\n" ADD_WG_BODY;
 
 static void fill_inputs(hpl_context *ctx, hpl_array a, hpl_array b, uint64_t n, float *ha, float *hb)
 {

@@ -52,12 +52,6 @@ static const char *step1_src = /* x = x * 5 + k */
     "hpl_args { hpl_inout(uint, 1) x; uint k; };\n"
     "void main() { uint i = hpl_global_id.x; hpl_at(x, i) = hpl_at(x, i) * 5u + k; }\n";
 
-static hpl_launch on(int device)
-{
-    hpl_launch l = {.device = device};
-    return l;
-}
-
 static hpl_context *zc_context(const char *devices, int zero_copy)
 {
     return th_context_desc(&(hpl_context_desc){.devices = devices, .zero_copy = zero_copy});
@@ -70,18 +64,6 @@ static void expect_zero_copy(hpl_context *ctx, bool want, const char *what)
         memset(&info, 0, sizeof info);
         if (CHECK_OK(hpl_device_get_info(ctx, d, &info)))
             CHECK(info.zero_copy == want, "%s: device %d zero_copy %d, want %d", what, d, info.zero_copy, want);
-    }
-}
-
-static void print_stats(const char *what, const hpl_stats *s)
-{
-    for (int d = 0; d < s->device_count && d < 16; d++) {
-        const hpl_device_stats *x = &s->device[d];
-        printf("zero_copy: %s: device %d to_device_bytes=%" PRIu64 " count=%" PRIu64 " to_host_bytes=%" PRIu64
-               " count=%" PRIu64 " local_bytes=%" PRIu64 " count=%" PRIu64 " evictions=%" PRIu64
-               " resident_bytes=%" PRIu64 " peak_bytes=%" PRIu64 "\n",
-               what, d, x->to_device_bytes, x->to_device_count, x->to_host_bytes, x->to_host_count, x->local_bytes,
-               x->local_count, x->evictions, x->resident_bytes, x->peak_bytes);
     }
 }
 
@@ -137,23 +119,6 @@ static void expect_moved_if(const hpl_stats *s, bool separate, const char *what)
               what, d, s->device[d].to_device_bytes, s->device[d].to_host_bytes, s->device[d].peak_bytes);
 }
 
-static void expect_u32(const uint32_t *got, const uint32_t *want, uint64_t n, const char *what)
-{
-    uint64_t bad = 0, first = 0;
-    for (uint64_t i = 0; i < n; i++)
-        if (got[i] != want[i] && bad++ == 0)
-            first = i;
-    CHECK(bad == 0, "%s: %" PRIu64 " of %" PRIu64 " wrong, first [%" PRIu64 "] = %u want %u", what, bad, n, first,
-          bad ? got[first] : 0, bad ? want[first] : 0);
-}
-
-static void expect_array(hpl_context *ctx, hpl_array a, const uint32_t *want, uint64_t n, const char *what)
-{
-    const uint32_t *p = th_access(ctx, a, HPL_READ);
-    if (p)
-        expect_u32(p, want, n, what);
-}
-
 static hpl_array sub2(hpl_context *ctx, hpl_array parent, hpl_range r0, hpl_range r1)
 {
     hpl_array s = {0};
@@ -176,7 +141,7 @@ static void program(hpl_context *ctx, bool zero_copy, const char *what)
     char msg[160];
     hpl_launch l[4];
     for (int d = 0; d < 4; d++)
-        l[d] = on(d % ndev);
+        l[d] = th_on(d % ndev);
 
     hpl_array a = th_array(ctx, HPL_UINT32, N, M, 0), b = th_array(ctx, HPL_UINT32, N, M, 0);
     hpl_array c = th_array(ctx, HPL_UINT32, 40, M, 0), d = th_array(ctx, HPL_UINT32, N, 16, 0);
@@ -257,33 +222,33 @@ static void program(hpl_context *ctx, bool zero_copy, const char *what)
     p = th_access(ctx, u, HPL_READ);
     CHECK(p == user, "%s: access to a user-storage array returned %p, not the storage %p", what, (void *)p,
           (void *)user);
-    expect_u32(user, ru, NM, "user storage after a kernel wrote it");
+    EXPECT_U32(user, ru, NM, "user storage after a kernel wrote it");
 
     /* Host reads. */
     snprintf(msg, sizeof msg, "%s: a (host write, column fill on device 0)", what);
-    expect_array(ctx, a, ra, NM, msg);
+    EXPECT_ARRAY_U32(ctx, a, ra, NM, msg);
     snprintf(msg, sizeof msg, "%s: b (kernel, row-block kernel, host fill)", what);
-    expect_array(ctx, b, rb, NM, msg);
+    EXPECT_ARRAY_U32(ctx, b, rb, NM, msg);
     snprintf(msg, sizeof msg, "%s: c (assigned from a row block on a device)", what);
-    expect_array(ctx, c, rc, 40 * M, msg);
+    EXPECT_ARRAY_U32(ctx, c, rc, 40 * M, msg);
     snprintf(msg, sizeof msg, "%s: d (assigned from a column block on the host)", what);
-    expect_array(ctx, d, rd, N * 16, msg);
+    EXPECT_ARRAY_U32(ctx, d, rd, N * 16, msg);
     snprintf(msg, sizeof msg, "%s: e (kernels, column-block kernel, host subarray access)", what);
-    expect_array(ctx, e, re, NM, msg);
+    EXPECT_ARRAY_U32(ctx, e, re, NM, msg);
     uint32_t *col = malloc(N * 64 * 4), *colref = malloc(N * 64 * 4);
     CHECK_OK(hpl_array_read(ctx, ecols, col, N * 64 * 4));
     for (uint64_t i = 0; i < N; i++)
         for (uint64_t j = 0; j < 64; j++)
             colref[i * 64 + j] = re[i * M + 32 + j];
     snprintf(msg, sizeof msg, "%s: column block of e read with hpl_array_read", what);
-    expect_u32(col, colref, N * 64, msg);
+    EXPECT_U32(col, colref, N * 64, msg);
     /* hpl_array_write into a row block, read back by a kernel. */
     for (uint64_t i = 0; i < 40 * M; i++)
         rc[i] = (uint32_t)i ^ 0xabcu;
     CHECK_OK(hpl_array_write(ctx, brows, rc, 40 * M * 4));
     CHECK_OK(hpl_eval(ctx, map2, &l[2], HPL_ARGS(hpl_arr(brows), hpl_arr(c), hpl_u32(1), hpl_u32(0))));
     snprintf(msg, sizeof msg, "%s: c = row block written with hpl_array_write", what);
-    expect_array(ctx, c, rc, 40 * M, msg);
+    EXPECT_ARRAY_U32(ctx, c, rc, 40 * M, msg);
 
     /* While every array is alive: zero copy holds nothing on any device
      * and has moved nothing; otherwise the arrays are resident. */
@@ -330,7 +295,7 @@ static void chain(hpl_context *ctx, const char *what)
         for (uint32_t i = 0; i < CN; i++)
             p[i] = rx[i] = i * 17u + 1u;
     for (int j = 0; j < 100; j++) {
-        hpl_launch l = on(j % ndev);
+        hpl_launch l = th_on(j % ndev);
         uint32_t k = (uint32_t)j;
         if (j % 2 == 0) {
             CHECK_OK(hpl_eval(ctx, map1, &l, HPL_ARGS(hpl_arr(x), hpl_arr(y), hpl_u32(k))));
@@ -349,9 +314,9 @@ static void chain(hpl_context *ctx, const char *what)
     }
     char msg[160];
     snprintf(msg, sizeof msg, "%s: x after 100 evals alternating %d devices", what, ndev);
-    expect_array(ctx, x, rx, CN, msg);
+    EXPECT_ARRAY_U32(ctx, x, rx, CN, msg);
     snprintf(msg, sizeof msg, "%s: y after 100 evals alternating %d devices", what, ndev);
-    expect_array(ctx, y, ry, CN, msg);
+    EXPECT_ARRAY_U32(ctx, y, ry, CN, msg);
     CHECK_OK(hpl_array_destroy(ctx, x));
     CHECK_OK(hpl_array_destroy(ctx, y));
     free(rx);
@@ -444,7 +409,7 @@ int main(void)
     program(ctx, shared, "cpu, AUTO");
     chain(ctx, "cpu, AUTO");
     s = th_stats(ctx);
-    print_stats("program and chain on \"cpu\", AUTO", &s);
+    th_print_stats("zero_copy", "program and chain on \"cpu\", AUTO", &s);
     expect_moved_if(&s, !shared, "\"cpu\", AUTO");
     hpl_context_destroy(ctx);
 
@@ -453,7 +418,7 @@ int main(void)
     expect_zero_copy(ctx, false, "\"cpu\", OFF");
     program(ctx, false, "cpu, OFF");
     s = th_stats(ctx);
-    print_stats("program on \"cpu\", OFF", &s);
+    th_print_stats("zero_copy", "program on \"cpu\", OFF", &s);
     CHECK(s.device[0].to_device_bytes > 0 && s.device[0].to_host_bytes > 0,
           "\"cpu\", OFF: to_device %" PRIu64 " to_host %" PRIu64 ": no real transfers", s.device[0].to_device_bytes,
           s.device[0].to_host_bytes);
@@ -468,7 +433,7 @@ int main(void)
     expect_zero_copy(ctx, false, "\"cpu:2\", AUTO");
     program(ctx, false, "cpu:2, AUTO");
     s = th_stats(ctx);
-    print_stats("program on \"cpu:2\", AUTO", &s);
+    th_print_stats("zero_copy", "program on \"cpu:2\", AUTO", &s);
     CHECK(s.device[0].to_device_bytes > 0 && s.device[1].to_device_bytes > 0 && s.device[0].to_host_bytes > 0 &&
               s.device[1].to_host_bytes > 0,
           "\"cpu:2\", AUTO: some device moved nothing");
@@ -481,7 +446,7 @@ int main(void)
     program(ctx, shared, "cpu:2, ON");
     chain(ctx, "cpu:2, ON");
     s = th_stats(ctx);
-    print_stats("program and chain on \"cpu:2\", ON", &s);
+    th_print_stats("zero_copy", "program and chain on \"cpu:2\", ON", &s);
     expect_moved_if(&s, !shared, "\"cpu:2\", ON");
     hpl_context_destroy(ctx);
 
@@ -492,7 +457,7 @@ int main(void)
     expect_zero_copy(ctx, false, "\"cpu\", HPLVK_ZERO_COPY=0");
     chain(ctx, "cpu, HPLVK_ZERO_COPY=0");
     s = th_stats(ctx);
-    print_stats("chain on \"cpu\", HPLVK_ZERO_COPY=0", &s);
+    th_print_stats("zero_copy", "chain on \"cpu\", HPLVK_ZERO_COPY=0", &s);
     CHECK(s.device[0].to_device_bytes > 0 && s.device[0].to_host_bytes > 0,
           "HPLVK_ZERO_COPY=0: to_device %" PRIu64 " to_host %" PRIu64 ": no real transfers",
           s.device[0].to_device_bytes, s.device[0].to_host_bytes);
@@ -505,7 +470,7 @@ int main(void)
     expect_zero_copy(ctx, shared, "\"cpu:2\", HPLVK_ZERO_COPY=1");
     chain(ctx, "cpu:2, HPLVK_ZERO_COPY=1");
     s = th_stats(ctx);
-    print_stats("chain on \"cpu:2\", HPLVK_ZERO_COPY=1", &s);
+    th_print_stats("zero_copy", "chain on \"cpu:2\", HPLVK_ZERO_COPY=1", &s);
     expect_moved_if(&s, !shared, "\"cpu:2\", HPLVK_ZERO_COPY=1");
     hpl_context_destroy(ctx);
 

@@ -11,15 +11,12 @@
  * Every step is checked value by value. (Multi-device evals on this mix:
  * test_differential_zero_copy_first and the *_zc samples.) */
 #include "harness.h"
+#include "test_util.h"
 
 #include <stdio.h>
 
 #define N 1024
 
-static const char *inc_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_inout(float, 1) x; float c; };\n"
-    "void main() { uint i = hpl_global_id.x; hpl_at(x, i) += c; }\n";
 static const char *affine_src =
     "#include <hplvk.glsl>\n"
     "hpl_args { hpl_in(float, 1) x; hpl_out(float, 1) y; float a; float b; };\n"
@@ -107,7 +104,7 @@ int main(void)
     for (int d = 0; d < 3; d++)
         if (CHECK_OK(hpl_device_get_info(ctx, d, &info)))
             CHECK(info.zero_copy == (d == 0), "device %d zero_copy %d", d, info.zero_copy);
-    hpl_kernel inc = th_kernel(ctx, inc_src), affine = th_kernel(ctx, affine_src);
+    hpl_kernel inc = th_kernel(ctx, inc1_src()), affine = th_kernel(ctx, affine_src);
     across(ctx, inc, affine, 1, 0);
     across(ctx, inc, affine, 0, 1);
     across(ctx, inc, affine, 2, 0);

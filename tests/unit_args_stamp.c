@@ -16,6 +16,7 @@
  * the ASan build, a stamp through a stale pointer is a use after free. */
 #define _POSIX_C_SOURCE 200809L
 #include "hold.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,12 +24,6 @@
 
 #define N 1024
 #define WAIT_S 120
-
-static const char *stencil_src = /* b = a + 2 a[i-1] + 1 */
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 1) a; hpl_out(uint, 1) b; };\n"
-    "void main() { uint i = hpl_global_id.x; uint l = i == 0u ? 0u : i - 1u;\n"
-    "              hpl_at(b, i) = hpl_at(a, i) + hpl_at(a, l) * 2u + 1u; }\n";
 
 static const char *step_src = /* x = x * 3 + k */
     "#include <hplvk.glsl>\n"
@@ -133,7 +128,7 @@ int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     hpl_context *ctx = th_context("cpu:2");
-    hpl_kernel stencil = th_kernel(ctx, stencil_src), step = th_kernel(ctx, step_src);
+    hpl_kernel stencil = th_kernel(ctx, stencil_left_src()), step = th_kernel(ctx, step_src);
     hpl_array held = th_array(ctx, HPL_UINT32, 64, 0, 0);
     CHECK_OK(hpl_array_prefetch(ctx, held, 0));
     round_run(ctx, stencil, step, held, false);

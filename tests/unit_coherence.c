@@ -38,6 +38,7 @@
 #include "coherence.h"
 
 #include "common.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -63,28 +64,6 @@ static uint64_t seed;
         }                                                                                     \
     } while (0)
 
-/* xorshift64*: reproducible across platforms, unlike rand(). */
-static uint64_t rng_state;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ull;
-}
-static uint64_t rng_below(uint64_t n)
-{
-    return rng() % n;
-}
-
-static hpl__box box3(uint64_t x0, uint64_t x1, uint64_t y0, uint64_t y1, uint64_t z0, uint64_t z1)
-{
-    return (hpl__box){{x0, y0, z0}, {x1, y1, z1}};
-}
-static hpl__box box1(uint64_t x0, uint64_t x1)
-{
-    return box3(x0, x1, 0, 1, 0, 1);
-}
 
 static int fmt_box(char *buf, size_t size, const hpl__box *b)
 {

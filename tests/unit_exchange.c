@@ -22,6 +22,7 @@
 #include "harness.h"
 #include "submit.h"
 #include "transfer.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -72,17 +73,6 @@ static hpl__box random_box(uint64_t *s, int ndims, const uint64_t dims[3])
     return b;
 }
 
-/* Pieces of one box of extents e, at most max elements each. */
-static uint64_t pieces(const uint64_t e[3], uint64_t max)
-{
-    uint64_t plane = e[1] * e[2];
-    if (plane <= max)
-        return (e[0] + max / plane - 1) / (max / plane);
-    if (e[2] <= max)
-        return e[0] * ((e[1] + max / e[2] - 1) / (max / e[2]));
-    return e[0] * e[1] * ((e[2] + max - 1) / max);
-}
-
 static void random_regions(void)
 {
     uint64_t seed = 12345;
@@ -115,9 +105,9 @@ static void random_regions(void)
         if (r.count == 1) {
             const hpl__box *b = &r.boxes[0];
             uint64_t e[3] = {b->hi[0] - b->lo[0], b->hi[1] - b->lo[1], b->hi[2] - b->lo[2]};
-            CHECK((uint64_t)c.chunks == pieces(e, max), "case %d: one box %" PRIu64 "x%" PRIu64 "x%" PRIu64
+            CHECK((uint64_t)c.chunks == box_pieces(e, max), "case %d: one box %" PRIu64 "x%" PRIu64 "x%" PRIu64
                   ", max %" PRIu64 ": %d chunks, want %" PRIu64,
-                  t, e[0], e[1], e[2], max, c.chunks, pieces(e, max));
+                  t, e[0], e[1], e[2], max, c.chunks, box_pieces(e, max));
         }
         cases++;
         hpl__region_free(&c.seen);

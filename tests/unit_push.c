@@ -20,6 +20,7 @@
  * Seed: argv[1], else from the clock; printed first and with failures. */
 #include "push.h"
 
+#include "test_util.h"
 #include "unit_expect.h"
 
 #include <inttypes.h>
@@ -27,25 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-static uint64_t seed, rng_state;
-
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ull;
-}
-
-static uint64_t below(uint64_t n)
-{
-    return rng() % n;
-}
-
-static hpl__box box2(uint64_t x0, uint64_t x1, uint64_t y0, uint64_t y1)
-{
-    return (hpl__box){{x0, y0, 0}, {x1, y1, 1}};
-}
+static uint64_t seed;
 
 static bool holds(const hpl__region *r, uint64_t x, uint64_t y)
 {
@@ -65,8 +48,8 @@ typedef struct model {
 
 static hpl__box random_box(uint64_t nx, uint64_t ny)
 {
-    uint64_t x0 = below(nx), y0 = below(ny);
-    return box2(x0, x0 + 1 + below(nx - x0), y0, y0 + 1 + below(ny - y0));
+    uint64_t x0 = rng_below(nx), y0 = rng_below(ny);
+    return box2(x0, x0 + 1 + rng_below(nx - x0), y0, y0 + 1 + rng_below(ny - y0));
 }
 
 static void model_note(model *m, const hpl__coherence *c, int reader, int reader_mem, const hpl__box *b)
@@ -96,17 +79,17 @@ static void compare(const hpl__push *p, const model *m, int devices, uint64_t nx
 static void random_validity(hpl__coherence *c, const int *mem_device, int mems, uint64_t nx, uint64_t ny,
                             uint64_t *value)
 {
-    int m = 1 + (int)below((uint64_t)mems);
+    int m = 1 + (int)rng_below((uint64_t)mems);
     hpl__region r;
     hpl__region_init(&r);
     hpl__box b = random_box(nx, ny), in;
-    if (below(4) == 0) { /* the host writes */
+    if (rng_below(4) == 0) { /* the host writes */
         hpl__region_set_box(&r, &b);
         hpl__coherence_did_write(c, HPL__HOST, &r, (hpl__point){0, 0});
     } else if (hpl__box_intersect(&b, &c->mem[m].box, &in)) {
         hpl__region_set_box(&r, &in);
         hpl__point at = {mem_device[m], ++*value};
-        if (below(2)) {
+        if (rng_below(2)) {
             hpl__coherence_did_write(c, m, &r, at);
         } else { /* a copy in from wherever it is valid */
             hpl__transfer_plan plan = {0};
@@ -121,15 +104,15 @@ static void random_validity(hpl__coherence *c, const int *mem_device, int mems, 
 
 static void random_sequence(void)
 {
-    int devices = 2 + (int)below(MAXD - 1);
-    uint64_t nx = 1 + below(NX), ny = 1 + below(NY), value = 0;
+    int devices = 2 + (int)rng_below(MAXD - 1);
+    uint64_t nx = 1 + rng_below(NX), ny = 1 + rng_below(NY), value = 0;
     hpl__box whole = box2(0, nx, 0, ny);
     hpl__coherence c;
     hpl__coherence_init(&c, &whole, true);
     int mem_device[1 + 2 * MAXD], mems = 0;
     for (int d = 0; d < devices; d++)
-        for (int k = 0; k < 1 + (int)below(2); k++) {
-            hpl__box b = below(2) ? whole : random_box(nx, ny);
+        for (int k = 0; k < 1 + (int)rng_below(2); k++) {
+            hpl__box b = rng_below(2) ? whole : random_box(nx, ny);
             int slot = hpl__coherence_add(&c, d, &b);
             mem_device[slot] = d;
             mems++;
@@ -141,16 +124,16 @@ static void random_sequence(void)
     hpl__region_init(&r);
     hpl__region_init(&out);
     for (int step = 0; step < 60; step++) {
-        int what = (int)below(3);
+        int what = (int)rng_below(3);
         if (what == 0) {
             random_validity(&c, mem_device, mems, nx, ny, &value);
             continue;
         }
-        int d = (int)below((uint64_t)devices);
+        int d = (int)rng_below((uint64_t)devices);
         if (what == 1) { /* d reads through one of its memories, or zero-copy */
             int via = HPL__HOST;
             for (int s = 1; s < c.count; s++)
-                if (mem_device[s] == d && below(3))
+                if (mem_device[s] == d && rng_below(3))
                     via = s;
             hpl__box b = random_box(nx, ny), in = b;
             if (via != HPL__HOST && !hpl__box_intersect(&b, &c.mem[via].box, &in))
@@ -162,7 +145,7 @@ static void random_sequence(void)
         } else { /* d writes */
             hpl__box b = random_box(nx, ny);
             hpl__region_set_box(&r, &b);
-            if (below(3) == 0) { /* two boxes */
+            if (rng_below(3) == 0) { /* two boxes */
                 hpl__box b2 = random_box(nx, ny);
                 hpl__region_add_box(&r, &b2);
             }

@@ -14,6 +14,7 @@
 #include "region.h"
 
 #include "common.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -46,32 +47,6 @@ static void print_region(const char *name, const hpl__region *r)
     fputc('\n', stderr);
 }
 
-/* xorshift64*: reproducible across platforms, unlike rand(). */
-static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ull;
-}
-static uint64_t rng_below(uint64_t n)
-{
-    return rng() % n;
-}
-
-static hpl__box box3(uint64_t x0, uint64_t x1, uint64_t y0, uint64_t y1, uint64_t z0, uint64_t z1)
-{
-    return (hpl__box){{x0, y0, z0}, {x1, y1, z1}};
-}
-static hpl__box box1(uint64_t x0, uint64_t x1)
-{
-    return box3(x0, x1, 0, 1, 0, 1);
-}
-static hpl__box box2(uint64_t x0, uint64_t x1, uint64_t y0, uint64_t y1)
-{
-    return box3(x0, x1, y0, y1, 0, 1);
-}
 
 /* ---- Bitmap model --------------------------------------------------------- */
 

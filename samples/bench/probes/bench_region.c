@@ -13,13 +13,9 @@
 #include "region.h"
 
 #include "common.h"
+#include "test_util.h"
 
 #include <stdio.h>
-
-static hpl__box box3(uint64_t x0, uint64_t x1, uint64_t y0, uint64_t y1, uint64_t z0, uint64_t z1)
-{
-    return (hpl__box){{x0, y0, z0}, {x1, y1, z1}};
-}
 
 /* Keeps the compiler from dropping the loop. */
 static volatile uint64_t sink;
