@@ -61,16 +61,24 @@ static int count_wrong(hpl_context *ctx, hpl_array a, const uint32_t *want)
     return bad;
 }
 
+/* The subarrays of args[0] (in) and args[1] (out) over the rows of rg and
+ * one halo row each side (within the N rows). */
+static int halo_subarrays(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, hpl_array *in, hpl_array *out)
+{
+    uint64_t lo = rg[0].first ? rg[0].first - 1 : 0, hi = rg[0].last + 1 < N ? rg[0].last + 1 : N - 1;
+    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({lo, hi}), in);
+    if (rc == HPL_OK)
+        rc = hpl_runner_subarray(r, args[1].value.array, HPL_RANGES({lo, hi}), out);
+    return rc;
+}
+
 /* Each device reads its rows and one halo row each side, writes its rows. */
 static int stencil_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
 {
     (void)user;
     (void)nargs;
-    uint64_t lo = rg[0].first ? rg[0].first - 1 : 0, hi = rg[0].last + 1 < N ? rg[0].last + 1 : N - 1;
     hpl_array in, out;
-    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({lo, hi}), &in);
-    if (rc == HPL_OK)
-        rc = hpl_runner_subarray(r, args[1].value.array, HPL_RANGES({lo, hi}), &out);
+    int rc = halo_subarrays(r, rg, args, &in, &out);
     return rc == HPL_OK ? hpl_runner_run(r, HPL_ARGS(hpl_arr(in), hpl_arr(out), args[2])) : rc;
 }
 
@@ -727,11 +735,8 @@ static const char *slow_src = "#include <hplvk.glsl>\n"
 static int slow_first_parts(hpl_runner *r, const hpl_range rg[3], const hpl_arg *args, size_t nargs, void *user)
 {
     (void)nargs;
-    uint64_t lo = rg[0].first ? rg[0].first - 1 : 0, hi = rg[0].last + 1 < N ? rg[0].last + 1 : N - 1;
     hpl_array in, out;
-    int rc = hpl_runner_subarray(r, args[0].value.array, HPL_RANGES({lo, hi}), &in);
-    if (rc == HPL_OK)
-        rc = hpl_runner_subarray(r, args[1].value.array, HPL_RANGES({lo, hi}), &out);
+    int rc = halo_subarrays(r, rg, args, &in, &out);
     uint32_t spin = hpl_runner_device(r) == *(const int *)user ? 60000u : 0u; /* args[3]: a placeholder */
     return rc == HPL_OK ? hpl_runner_run(r, HPL_ARGS(hpl_arr(in), hpl_arr(out), args[2], hpl_u32(spin))) : rc;
 }

@@ -1047,6 +1047,23 @@ static void check_world(world *w, hpl__region *tmp)
     }
 }
 
+/* A planned read of mem (req: the bits it asked for) run on the model and
+ * the state, the plan freed, everything checked. */
+static void apply_plan(world *w, int mem, bits req, hpl__transfer_plan *plan, hpl__region *tmp)
+{
+    run_plan(w, &w->m, mem, req, plan);
+    hpl__transfer_plan_free(plan);
+    check_world(w, tmp);
+}
+
+/* The end of a deterministic case: its state and regions freed. */
+static void case_end(world *w, hpl__region *r, hpl__region *tmp)
+{
+    hpl__coherence_free(&w->c);
+    hpl__region_free(r);
+    hpl__region_free(tmp);
+}
+
 /* ---- 1. Random sequences -------------------------------------------------- */
 
 static world W;
@@ -1154,9 +1171,7 @@ static void random_sequence(const grid *g, int ops, rstats *st)
         for (int i = 0; i < oplog_count; i++)
             fprintf(stderr, "    %s\n", oplog[i]);
     }
-    hpl__coherence_free(&w->c);
-    hpl__region_free(&r);
-    hpl__region_free(&tmp);
+    case_end(w, &r, &tmp);
     st->sequences++;
 }
 
@@ -1273,17 +1288,13 @@ static void test_preference(void)
     CHECK(bits_equal(plan_moves(&g, &plan, m3, HPL__HOST), bits_range(&g, 2, 6)), "lowest other device staged");
     CHECK(bits_equal(plan_moves(&g, &plan, HPL__HOST, m1), bits_range(&g, 2, 12)), "host -> m1 [2,12)");
     CHECK(plan_steps_from(&plan, m4) == 0, "nothing from the higher slot");
-    run_plan(w, &w->m, m1, box_bits(&g, &whole), &plan);
-    hpl__transfer_plan_free(&plan);
-    check_world(w, &tmp);
+    apply_plan(w, m1, box_bits(&g, &whole), &plan, &tmp);
 
     snprintf(context, sizeof context, "preference: read the host");
     CHECK(hpl__coherence_plan_read(&w->c, HPL__HOST, &w->c.whole_region, &plan), "plan_read");
     CHECK(plan.count == 1 && bits_equal(plan_moves(&g, &plan, m1, HPL__HOST), bits_range(&g, 0, 2)),
           "one step from the lowest device memory: m1 -> host [0,2)");
-    run_plan(w, &w->m, HPL__HOST, box_bits(&g, &whole), &plan);
-    hpl__transfer_plan_free(&plan);
-    check_world(w, &tmp);
+    apply_plan(w, HPL__HOST, box_bits(&g, &whole), &plan, &tmp);
 
     snprintf(context, sizeof context, "preference: read m2");
     region_1d(&r, 0, 6);
@@ -1292,18 +1303,14 @@ static void test_preference(void)
     CHECK(hpl__coherence_plan_read(&w->c, m2, &r, &plan), "plan_read");
     CHECK(plan.count == 1 && bits_equal(plan_moves(&g, &plan, m1, m2), bits_range(&g, 2, 6)),
           "the same device over the host: m1 -> m2 [2,6)");
-    run_plan(w, &w->m, m2, bits_range(&g, 0, 6), &plan);
-    hpl__transfer_plan_free(&plan);
-    check_world(w, &tmp);
+    apply_plan(w, m2, bits_range(&g, 0, 6), &plan, &tmp);
 
     snprintf(context, sizeof context, "preference: nothing missing");
     CHECK(hpl__coherence_plan_read(&w->c, m2, &r, &plan), "plan_read");
     CHECK(plan.count == 0, "no step when the region is valid");
     hpl__transfer_plan_free(&plan);
 
-    hpl__coherence_free(&w->c);
-    hpl__region_free(&r);
-    hpl__region_free(&tmp);
+    case_end(w, &r, &tmp);
 }
 
 static void test_lost(void)
@@ -1329,9 +1336,7 @@ static void test_lost(void)
         CHECK(hpl__coherence_plan_read(&w->c, m1, &w->c.whole_region, &plan), "plan_read");
         bits expect = save ? box_bits(&g, &whole) : bits_minus(box_bits(&g, &whole), bits_range(&g, 2, 5));
         CHECK(bits_equal(plan_moves(&g, &plan, HPL__HOST, m1), expect), "host -> new memory, without lost data");
-        run_plan(w, &w->m, m1, box_bits(&g, &whole), &plan);
-        hpl__transfer_plan_free(&plan);
-        check_world(w, &tmp);
+        apply_plan(w, m1, box_bits(&g, &whole), &plan, &tmp);
         hpl__coherence_free(&w->c);
     }
     hpl__region_free(&r);
@@ -1360,12 +1365,8 @@ static void test_no_data(void)
     CHECK(hpl__coherence_plan_read(&w->c, HPL__HOST, &w->c.whole_region, &plan), "plan_read");
     CHECK(plan.count == 1 && bits_equal(plan_moves(&g, &plan, m1, HPL__HOST), box_bits(&g, &part)),
           "only the written part moves");
-    run_plan(w, &w->m, HPL__HOST, box_bits(&g, &whole), &plan);
-    hpl__transfer_plan_free(&plan);
-    check_world(w, &tmp);
-    hpl__coherence_free(&w->c);
-    hpl__region_free(&r);
-    hpl__region_free(&tmp);
+    apply_plan(w, HPL__HOST, box_bits(&g, &whole), &plan, &tmp);
+    case_end(w, &r, &tmp);
 }
 
 /* A plan of more steps than the first allocation of the steps array holds:
@@ -1395,12 +1396,8 @@ static void test_many_steps(void)
         CHECK(bits_equal(plan_moves(&g, &plan, mk[k], m1), bits_range(&g, (uint64_t)k, (uint64_t)k + 1)),
               "each one-element memory -> m1, its element (regions of early steps intact)");
     CHECK(bits_equal(plan_moves(&g, &plan, HPL__HOST, m1), bits_range(&g, 5, 8)), "host -> m1 [5,8)");
-    run_plan(w, &w->m, m1, box_bits(&g, &whole), &plan);
-    hpl__transfer_plan_free(&plan);
-    check_world(w, &tmp);
-    hpl__coherence_free(&w->c);
-    hpl__region_free(&r);
-    hpl__region_free(&tmp);
+    apply_plan(w, m1, box_bits(&g, &whole), &plan, &tmp);
+    case_end(w, &r, &tmp);
 }
 
 static bool points_are(const hpl__point *got, int n, int want_n, const hpl__point *want)
