@@ -65,16 +65,7 @@ static const char *map_src[3] = {
 
 /* v + the rows above and below, 2v in the middle; first and last rows
  * copied: exact in uint on every device. */
-static const char *stencil_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
-    "void main() {\n"
-    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
-    "    uint v = hpl_at2(src, r, c);\n"
-    "    if (r > 0u && r + 1u < src.dims.x)\n"
-    "        v = hpl_at2(src, r - 1u, c) + 2u * v + hpl_at2(src, r + 1u, c);\n"
-    "    hpl_at2(dst, r, c) = v;\n"
-    "}\n";
+static const char *stencil_src = STENCIL_ROWS_SRC("2u");
 
 typedef struct kernels {
     hpl_kernel stamp[3], map[3], stencil;

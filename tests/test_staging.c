@@ -16,6 +16,7 @@
  *     and the files hold the result. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,16 +30,7 @@
 #define STEPS 9
 
 /* dst = src + rows above and below (edges copied), uint arithmetic */
-static const char *stencil_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
-    "void main() {\n"
-    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
-    "    uint v = hpl_at2(src, r, c);\n"
-    "    if (r > 0u && r + 1u < src.dims.x)\n"
-    "        v = hpl_at2(src, r - 1u, c) + 3u * v + hpl_at2(src, r + 1u, c);\n"
-    "    hpl_at2(dst, r, c) = v;\n"
-    "}\n";
+static const char *stencil_src = STENCIL_ROWS_SRC("3u");
 
 static void host_step(const uint32_t *in, uint32_t *out)
 {

@@ -65,6 +65,20 @@ static inline const char *stencil_left_src(void)
 }
 
 
+/* dst = src + K src (K a GLSL uint literal such as "2u") + the rows above
+ * and below, on every row but the first and last (copied): a 2-D stencil
+ * over rows, exact in uint arithmetic. */
+#define STENCIL_ROWS_SRC(K)                                                   \
+    "#include <hplvk.glsl>\n"                                                 \
+    "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"              \
+    "void main() {\n"                                                         \
+    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"                    \
+    "    uint v = hpl_at2(src, r, c);\n"                                      \
+    "    if (r > 0u && r + 1u < src.dims.x)\n"                                \
+    "        v = hpl_at2(src, r - 1u, c) + " K " * v + hpl_at2(src, r + 1u, c);\n" \
+    "    hpl_at2(dst, r, c) = v;\n"                                           \
+    "}\n"
+
 /* x += s over 1, 2 and 3 dimensions (floats, read-write). */
 static inline const char *inc1_src(void)
 {
