@@ -152,19 +152,28 @@ typedef struct grid_ref {
     int cells[MAXD];
 } grid_ref;
 
+/* One point of the grid (cell[j] / k of the rows to device j) counted;
+ * true when it is the best so far (then g's best and shares). */
+static bool grid_visit(sim *s, grid_ref *g, const int *cell)
+{
+    double w[MAXD] = {0};
+    for (int j = 0; j < s->devices; j++)
+        w[j] = (double)cell[j] / g->k;
+    double m = sim_makespan(s, w);
+    if (g->points++ == 0 || m < g->best) {
+        g->best = m;
+        memcpy(g->shares, w, sizeof w);
+        return true;
+    }
+    return false;
+}
+
 static void grid_walk(sim *s, grid_ref *g, int *cell, int i, int left)
 {
     if (i == s->devices - 1) {
         cell[i] = left;
-        double w[MAXD] = {0};
-        for (int j = 0; j < s->devices; j++)
-            w[j] = (double)cell[j] / g->k;
-        double m = sim_makespan(s, w);
-        if (g->points++ == 0 || m < g->best) {
-            g->best = m;
-            memcpy(g->shares, w, sizeof w);
+        if (grid_visit(s, g, cell))
             memcpy(g->cells, cell, sizeof g->cells);
-        }
         return;
     }
     for (int c = 0; c <= left; c++) {
@@ -189,14 +198,7 @@ static void refine_walk(sim *s, grid_ref *g, const int *centre, int radius, int 
         cell[i] = left;
         if (abs(left - centre[i]) > radius || memcmp(cell, centre, sizeof(int) * (size_t)s->devices) == 0)
             return;
-        double w[MAXD] = {0};
-        for (int j = 0; j < s->devices; j++)
-            w[j] = (double)cell[j] / g->k;
-        double m = sim_makespan(s, w);
-        if (g->points++ == 0 || m < g->best) {
-            g->best = m;
-            memcpy(g->shares, w, sizeof w);
-        }
+        grid_visit(s, g, cell);
         return;
     }
     for (int c = 0; c <= left; c++) {
