@@ -617,24 +617,24 @@ typedef struct split_case {
     uint32_t local[3];       /* launch.local (zeros: the library's choice) */
 } split_case;
 
+/* " name[first..last,...]" of ndims ranges into buf (n bytes); its length. */
+static int describe_ranges(char *buf, size_t n, const char *name, const hpl_range *r, int ndims)
+{
+    int o = snprintf(buf, n, " %s[", name);
+    for (int k = 0; k < ndims; k++)
+        o += snprintf(buf + o, n - (size_t)o, "%s%" PRIu64 "..%" PRIu64, k ? "," : "", r[k].first, r[k].last);
+    return o + snprintf(buf + o, n - (size_t)o, "]");
+}
+
 static void describe(const split_case *c, char *buf, size_t n)
 {
     int o = snprintf(buf, n, "%dD %" PRIu64, c->ndims, c->rd[0]);
     for (int k = 1; k < c->ndims; k++)
         o += snprintf(buf + o, n - (size_t)o, "x%" PRIu64, c->rd[k]);
     if (c->use_sub) {
-        o += snprintf(buf + o, n - (size_t)o, " sub[");
-        for (int k = 0; k < c->ndims; k++)
-            o += snprintf(buf + o, n - (size_t)o, "%s%" PRIu64 "..%" PRIu64, k ? "," : "", c->sub[k].first,
-                          c->sub[k].last);
-        o += snprintf(buf + o, n - (size_t)o, "]");
-        if (c->use_owned) {
-            o += snprintf(buf + o, n - (size_t)o, " owned[");
-            for (int k = 0; k < c->ndims; k++)
-                o += snprintf(buf + o, n - (size_t)o, "%s%" PRIu64 "..%" PRIu64, k ? "," : "", c->own[k].first,
-                              c->own[k].last);
-            o += snprintf(buf + o, n - (size_t)o, "]");
-        }
+        o += describe_ranges(buf + o, n - (size_t)o, "sub", c->sub, c->ndims);
+        if (c->use_owned)
+            o += describe_ranges(buf + o, n - (size_t)o, "owned", c->own, c->ndims);
     }
     if (c->pre_D > 0)
         o += snprintf(buf + o, n - (size_t)o, " part %d of (dim %d overlap %" PRId64 " over %d)", c->pre_index,

@@ -73,6 +73,16 @@ static char *join(const char *a, const char *b)
 
 static void use_kernel(const hpl_context_desc *desc, const char *what);
 
+/* One check: `what` wrote no file into dir (those it wrote are named). */
+static void expect_no_files(const char *dir, const char *what)
+{
+    listing l = list_files(dir);
+    CHECK(l.n == 0, "%s still wrote %d files into %s", what, l.n, dir);
+    for (int i = 0; i < l.n; i++)
+        th_note("written with %s: %s", what, l.path[i]);
+    free_listing(&l);
+}
+
 /* ---- entries with a sound header around a bad payload ---- */
 
 /* The payload checksum of an entry (lib/base/cache.c: a 56-byte header, the
@@ -380,19 +390,11 @@ int main(void)
         CHECK(mkdir(xdg, 0700) == 0, "mkdir %s", xdg);
         setenv("HPLVK_CACHE_DIR", "off", 1);
         use_kernel(&(hpl_context_desc){.devices = "cpu"}, "HPLVK_CACHE_DIR=off");
-        l = list_files(xdg_hplvk);
-        CHECK(l.n == 0, "HPLVK_CACHE_DIR=off still wrote %d files into %s", l.n, xdg_hplvk);
-        for (int i = 0; i < l.n; i++)
-            th_note("written with HPLVK_CACHE_DIR=off: %s", l.path[i]);
-        free_listing(&l);
+        expect_no_files(xdg_hplvk, "HPLVK_CACHE_DIR=off");
         unsetenv("HPLVK_CACHE_DIR");
         char *nod = th_tmpdir("cache-none");
         use_kernel(&(hpl_context_desc){.devices = "cpu", .cache_dir = nod, .no_disk_cache = true}, "no_disk_cache");
-        l = list_files(nod);
-        CHECK(l.n == 0, "no_disk_cache still wrote %d files into %s", l.n, nod);
-        for (int i = 0; i < l.n; i++)
-            th_note("written with no_disk_cache: %s", l.path[i]);
-        free_listing(&l);
+        expect_no_files(nod, "no_disk_cache");
         unsetenv("XDG_CACHE_HOME");
         CHECK(th_take_warnings() == 0, "warnings with environment-selected caches");
         th_rmtree(envdir);
