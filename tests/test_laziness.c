@@ -71,6 +71,24 @@ static void expect_moves(const hpl_stats *s, int dev, uint64_t to_device, uint64
           " bytes) without a memory limit", what, dev, d->evictions, d->evicted_bytes);
 }
 
+/* `block` (of N x M floats, its `dim` lo..hi) written on device 0 and read
+ * on device 1: bytes went from device 0 to the host and from there to
+ * device 1, nothing else moved; printed. */
+static void expect_block_moved(const hpl_stats *s, uint64_t bytes, const char *block, const char *dim, uint64_t lo,
+                               uint64_t hi)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%s read on device 1 (source)", block);
+    expect_moves(s, 0, 0, bytes, 0, what);
+    snprintf(what, sizeof what, "%s read on device 1 (destination)", block);
+    expect_moves(s, 1, bytes, 0, 0, what);
+    printf("laziness: %s %" PRIu64 "..%" PRIu64 " of %dx%d float written on device 0 read on device 1: "
+           "device 0 to_host_bytes=%" PRIu64 " count=%" PRIu64 ", device 1 to_device_bytes=%" PRIu64 " count=%" PRIu64
+           "\n",
+           dim, lo, hi, N, M, s->device[0].to_host_bytes, s->device[0].to_host_count, s->device[1].to_device_bytes,
+           s->device[1].to_device_count);
+}
+
 /* Fills a whole N x M array on the host with gen_value(seed). */
 static void host_fill(hpl_context *ctx, hpl_array a, float seed)
 {
@@ -240,13 +258,7 @@ int main(void)
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, scale, &l1, HPL_ARGS(hpl_arr(rows), hpl_arr(b3), hpl_f32(-1.0f), hpl_f32(0.5f))));
         hpl_stats s = th_stats(ctx);
-        expect_moves(&s, 0, 0, block_bytes, 0, "row block of a device-0 array read on device 1 (source)");
-        expect_moves(&s, 1, block_bytes, 0, 0, "row block of a device-0 array read on device 1 (destination)");
-        printf("laziness: rows %" PRIu64 "..%" PRIu64 " of %dx%d float written on device 0 read on device 1: "
-               "device 0 to_host_bytes=%" PRIu64 " count=%" PRIu64 ", device 1 to_device_bytes=%" PRIu64
-               " count=%" PRIu64 "\n",
-               r0, r0 + block_rows - 1, N, M, s.device[0].to_host_bytes, s.device[0].to_host_count,
-               s.device[1].to_device_bytes, s.device[1].to_device_count);
+        expect_block_moved(&s, block_bytes, "row block of a device-0 array", "rows", r0, r0 + block_rows - 1);
         /* The same block read again on device 1: already there. */
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, scale, &l1, HPL_ARGS(hpl_arr(rows), hpl_arr(b3), hpl_f32(-1.0f), hpl_f32(0.5f))));
@@ -395,13 +407,7 @@ int main(void)
         CHECK_OK(hpl_eval(ctx, gen, &l0, HPL_ARGS(hpl_arr(a5), hpl_f32(6.0f))));
         CHECK_OK(hpl_eval(ctx, scale, &l1, HPL_ARGS(hpl_arr(cols), hpl_arr(b5), hpl_f32(1.0f), hpl_f32(-4.0f))));
         s = th_stats(ctx);
-        expect_moves(&s, 0, 0, col_bytes, 0, "column block of a device-0 matrix read on device 1 (source)");
-        expect_moves(&s, 1, col_bytes, 0, 0, "column block of a device-0 matrix read on device 1 (destination)");
-        printf("laziness: columns %" PRIu64 "..%" PRIu64 " of %dx%d float written on device 0 read on device 1: "
-               "device 0 to_host_bytes=%" PRIu64 " count=%" PRIu64 ", device 1 to_device_bytes=%" PRIu64
-               " count=%" PRIu64 "\n",
-               c0, c0 + ncols - 1, N, M, s.device[0].to_host_bytes, s.device[0].to_host_count,
-               s.device[1].to_device_bytes, s.device[1].to_device_count);
+        expect_block_moved(&s, col_bytes, "column block of a device-0 matrix", "columns", c0, c0 + ncols - 1);
         CHECK_OK(hpl_array_read(ctx, b5, buf, col_bytes));
         expect_block(buf, N, ncols, 0, c0, 6.0f, 1.0f, -4.0f, "column block - 4 on device 1, from device 0");
     }
