@@ -69,6 +69,15 @@ static bool uses_lane(hpl_context *ctx, int device, uint64_t bytes)
     return !(env && !strcmp(env, "off")) && info.dedicated_transfer_queue && bytes >= (4u << 20);
 }
 
+/* One check: a prefetch of `bytes` to device took one submission of the
+ * transfer lane where uses_lane says it goes there, else none. */
+static void expect_lane(hpl_context *ctx, const hpl_stats *s, int device, uint64_t bytes, const char *what)
+{
+    uint64_t lane = uses_lane(ctx, device, bytes) ? 1 : 0;
+    CHECK(s->device[device].transfer_submissions == lane, "%s: %" PRIu64 " transfer lane submissions, want %" PRIu64,
+          what, s->device[device].transfer_submissions, lane);
+}
+
 static void expect(const hpl_stats *s, int dev, uint64_t to_device, uint64_t to_host, const char *what)
 {
     const hpl_device_stats *d = &s->device[dev];
@@ -107,9 +116,7 @@ static void prefetch(hpl_context *ctx, hpl_kernel scale)
     CHECK_OK(hpl_array_prefetch(ctx, a, 1));
     hpl_stats s = moved(ctx);
     expect(&s, 1, bytes, 0, "prefetch of a host-written array to device 1");
-    uint64_t lane = uses_lane(ctx, 1, bytes) ? 1 : 0;
-    CHECK(s.device[1].transfer_submissions == lane, "prefetch to device 1: %" PRIu64
-          " transfer lane submissions, want %" PRIu64, s.device[1].transfer_submissions, lane);
+    expect_lane(ctx, &s, 1, bytes, "prefetch to device 1");
     expect(&s, 0, 0, 0, "prefetch to device 1 (device 0)");
     CHECK_OK(hpl_array_prefetch(ctx, a, 1));
     s = moved(ctx);
@@ -160,9 +167,7 @@ static void prefetch_big(hpl_context *ctx, hpl_kernel scale)
     CHECK_OK(hpl_array_prefetch(ctx, a, 0));
     hpl_stats s = moved(ctx);
     expect(&s, 0, bytes, 0, "prefetch of 8 MiB to device 0");
-    uint64_t lane = uses_lane(ctx, 0, bytes) ? 1 : 0;
-    CHECK(s.device[0].transfer_submissions == lane, "prefetch of 8 MiB: %" PRIu64
-          " transfer lane submissions, want %" PRIu64, s.device[0].transfer_submissions, lane);
+    expect_lane(ctx, &s, 0, bytes, "prefetch of 8 MiB");
     /* The kernel finds it there: nothing moves, and it read the right data. */
     CHECK_OK(hpl_eval(ctx, scale, &(hpl_launch){.device = 0}, HPL_ARGS(hpl_arr(a), hpl_arr(b), hpl_f32(2), hpl_f32(1))));
     s = moved(ctx);
