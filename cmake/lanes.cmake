@@ -116,6 +116,12 @@ function(hplvk_lanes)
             endif()
         endforeach()
         set_property(TEST ${name} APPEND PROPERTY LABELS ${lane})
+        if(lane STREQUAL "long")
+            # ctest -j starts the costliest first (until it has timings of
+            # its own, Testing/Temporary/CTestCostData.txt): a long run
+            # started last would run alone at the end, a core idle.
+            set_property(TEST ${name} PROPERTY COST 1000)
+        endif()
     endforeach()
     if(missing)
         list(JOIN missing ", " missing)
