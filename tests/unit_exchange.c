@@ -21,8 +21,8 @@
 #include "events.h"
 #include "harness.h"
 #include "submit.h"
-#include "transfer.h"
 #include "test_util.h"
+#include "transfer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
