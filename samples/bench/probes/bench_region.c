@@ -7,7 +7,7 @@
  *
  * or by hand, from the repository's root:
  *
- *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Ilib/base lib/base/region.c \
+ *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Ilib/base -Itests lib/base/region.c \
  *       lib/base/util.c lib/base/error.c samples/bench/probes/bench_region.c -o /tmp/bench_region
  */
 #include "region.h"
