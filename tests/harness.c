@@ -156,6 +156,26 @@ hpl_context *th_context_desc(const hpl_context_desc *base)
     return ctx;
 }
 
+void th_env_set(th_env *saved, const char *name, const char *value)
+{
+    const char *was = getenv(name);
+    *saved = (th_env){.name = name, .was_set = was != NULL};
+    if (was)
+        snprintf(saved->value, sizeof saved->value, "%s", was);
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+void th_env_restore(const th_env *saved)
+{
+    if (saved->was_set)
+        setenv(saved->name, saved->value, 1);
+    else
+        unsetenv(saved->name);
+}
+
 const char *th_devices(const char *devices)
 {
     static char buffers[16][128];

@@ -69,6 +69,17 @@ void th_prepare_desc(hpl_context_desc *desc);
  * valid for the next 15 calls. For tests that call hpl_context_create or set
  * HPLVK_DEVICES themselves. */
 const char *th_devices(const char *devices);
+/* An environment variable changed for a while (around a context's
+ * creation, say) and then put back as it was: th_env_set saves it into
+ * *saved and sets it to value (NULL: unsets it); th_env_restore sets or
+ * unsets it again. */
+typedef struct th_env {
+    const char *name;
+    bool was_set;
+    char value[256];
+} th_env;
+void th_env_set(th_env *saved, const char *name, const char *value);
+void th_env_restore(const th_env *saved);
 /* The hpl_device_type bits a device opened for "cpu..." has: HPL_DEVICE_CPU,
  * or with TH_DEVICE_KIND=gpu... HPL_DEVICE_GPU (HPL_DEVICE_ANY for another
  * kind: "0", "all"). */

@@ -248,15 +248,11 @@ static void test_past_end(const char *devices)
  * names the kernel and the device, not the element. */
 static void test_undetailed(void)
 {
-    const char *was = getenv("HPLVK_VALIDATION");
-    char *saved = was ? strdup(was) : NULL;
-    unsetenv("HPLVK_VALIDATION");
+    th_env validation;
+    th_env_set(&validation, "HPLVK_VALIDATION", NULL);
     hpl_context *ctx = NULL;
     CHECK_OK(hpl_context_create(&(hpl_context_desc){.devices = th_devices("cpu:2"), .log = NULL}, &ctx));
-    if (saved) {
-        setenv("HPLVK_VALIDATION", saved, 1);
-        free(saved);
-    }
+    th_env_restore(&validation);
     if (!ctx)
         return;
     hpl_device_info info;

@@ -219,16 +219,10 @@ static void staged_halos(void)
      * the download of rows 0..9 beside the hold, not behind it (it waits
      * only for the fill that wrote them), and nothing would be left to
      * wait for. */
-    const char *lane = getenv("HPLVK_TRANSFER_LANE");
-    char saved[16] = "";
-    if (lane)
-        snprintf(saved, sizeof saved, "%s", lane);
-    setenv("HPLVK_TRANSFER_LANE", "off", 1);
+    th_env lane;
+    th_env_set(&lane, "HPLVK_TRANSFER_LANE", "off");
     hpl_context *ctx = th_context_desc(&(hpl_context_desc){.devices = "cpu:3", .zero_copy = HPL_ZERO_COPY_OFF});
-    if (lane)
-        setenv("HPLVK_TRANSFER_LANE", saved, 1);
-    else
-        unsetenv("HPLVK_TRANSFER_LANE");
+    th_env_restore(&lane);
     hpl_kernel copy = th_kernel(ctx, copy_src);
     hpl_array a = make(ctx, 30, "a"), out = make(ctx, 10, "out"), held = make(ctx, 1, "held");
     hpl_array rows0 = rows_of(ctx, a, 0, 9), rows20 = rows_of(ctx, a, 20, 29);
@@ -263,20 +257,14 @@ static const char *add1_src = /* y = x + 1 */
 /* The context without validation (HPLVK_VALIDATION=0 while it is made). */
 static hpl_context *unvalidated(const char *devices)
 {
-    char *was = getenv("HPLVK_VALIDATION");
-    char saved[16] = "";
-    if (was)
-        snprintf(saved, sizeof saved, "%s", was);
-    setenv("HPLVK_VALIDATION", "0", 1);
+    th_env validation;
+    th_env_set(&validation, "HPLVK_VALIDATION", "0");
     hpl_context_desc desc = {.devices = th_devices(devices)};
     th_prepare_desc(&desc);
     desc.validation = false;
     hpl_context *ctx = NULL;
     CHECK_OK(hpl_context_create(&desc, &ctx));
-    if (was)
-        setenv("HPLVK_VALIDATION", saved, 1);
-    else
-        unsetenv("HPLVK_VALIDATION");
+    th_env_restore(&validation);
     return ctx;
 }
 

@@ -23,19 +23,22 @@ rounds=2
 eval_args=""
 step_args="256 2000 after"
 bin=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/samples/bench
+usage() {
+    echo "usage: $0 [-r rounds] [-e \"bench_eval args\"] [-s \"step_probe args\"] [-b bindir] LIBDIR..." >&2
+    exit 2
+}
 while getopts "r:e:s:b:" o; do
     case $o in
     r) rounds=$OPTARG ;;
     e) eval_args=$OPTARG ;;
     s) step_args=$OPTARG ;;
     b) bin=$OPTARG ;;
-    *) echo "usage: $0 [-r rounds] [-e \"bench_eval args\"] [-s \"step_probe args\"] [-b bindir] LIBDIR..." >&2; exit 2 ;;
+    *) usage ;;
     esac
 done
 shift $((OPTIND - 1))
 if [[ $# -lt 1 ]] || ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
-    echo "usage: $0 [-r rounds] [-e \"bench_eval args\"] [-s \"step_probe args\"] [-b bindir] LIBDIR..." >&2
-    exit 2
+    usage
 fi
 for lib in "$@"; do
     [[ -e $lib/libhplvk.so.0 ]] || { echo "hot_path.sh: $lib holds no libhplvk.so.0" >&2; exit 2; }
