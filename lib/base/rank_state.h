@@ -1,0 +1,64 @@
+/* Where an array is valid across the ranks of a context that spans
+ * processes, and what must move between ranks so that each holds what it
+ * is about to use. Every rank keeps the same state, changed by the same
+ * collective calls in the same order, so every rank derives the same moves
+ * with no message asking for them. A rank counts as holding a region when
+ * any of its memories (its host storage, its devices) holds it valid; which
+ * one is the rank's own coherence state's business (coherence.h).
+ * Pure logic: no Vulkan, no MPI. */
+#ifndef HPL_RANK_STATE_H
+#define HPL_RANK_STATE_H
+
+#include "region.h"
+
+#define HPL__MAX_RANKS 16
+
+typedef struct hpl__rank_state {
+    int ranks;
+    hpl__box whole;
+    hpl__region valid[HPL__MAX_RANKS];
+} hpl__rank_state;
+
+/* A box that moves from rank src to rank dst. */
+typedef struct hpl__rank_move {
+    int src, dst;
+    hpl__box box;
+} hpl__rank_move;
+
+typedef struct hpl__rank_moves {
+    int count, capacity;
+    hpl__rank_move *moves; /* in the order every rank posts them */
+    uint64_t elements;     /* sum of the moves' volumes */
+} hpl__rank_moves;
+
+/* `ranks` (1 .. HPL__MAX_RANKS) ranks; every rank holds `whole` valid when
+ * valid_everywhere (an array made from the same data on each), else none
+ * does. False on out-of-memory (nothing to free then). */
+bool hpl__rank_state_init(hpl__rank_state *s, int ranks, const hpl__box *whole, bool valid_everywhere);
+void hpl__rank_state_free(hpl__rank_state *s);
+
+/* The moves that make each rank r hold need[r] (need has `ranks` regions,
+ * each inside whole; NULL entries need nothing): for each rank in order,
+ * each missing piece comes from the first rank after it (cyclically:
+ * r + 1, r + 2, ...) that holds it. Pieces held nowhere are left out (no
+ * data exists for them). moves must be zero-initialised or freed; it is
+ * cleared first. The state is not changed (hpl__rank_state_moved). False on
+ * out-of-memory (moves empty then). */
+bool hpl__rank_state_plan(const hpl__rank_state *s, const hpl__region *const *need, hpl__rank_moves *moves);
+/* Records that the moves ran: each dst holds its boxes. */
+bool hpl__rank_state_moved(hpl__rank_state *s, const hpl__rank_moves *moves);
+/* Rank r wrote `region`: r holds it, every other rank does not. */
+bool hpl__rank_state_wrote(hpl__rank_state *s, int r, const hpl__region *region);
+/* Every rank wrote the same values into `region` (a host write made by
+ * every rank alike): every rank holds it. */
+bool hpl__rank_state_wrote_everywhere(hpl__rank_state *s, const hpl__region *region);
+/* `region` holds nothing anywhere any more (hpl_array_discard). */
+bool hpl__rank_state_discard(hpl__rank_state *s, const hpl__region *region);
+/* out = the part of `within` that rank r holds and no rank before it does:
+ * the ranks' shares of a reduction, each element counted once. out must be
+ * initialised; false on out-of-memory. */
+bool hpl__rank_state_first_holder(const hpl__rank_state *s, int r, const hpl__region *within, hpl__region *out);
+
+void hpl__rank_moves_free(hpl__rank_moves *m);
+
+#endif
