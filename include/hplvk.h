@@ -90,7 +90,9 @@ HPL_API uint32_t hpl_version(void);
     X(ERROR_TOO_LARGE, -15, "too large for the device")                                    \
     X(ERROR_INTERNAL, -16, "internal error")                                               \
     X(ERROR_OUT_OF_RANGE, -17, "range outside the array")                                  \
-    X(ERROR_KERNEL_OUT_OF_BOUNDS, -18, "a kernel accessed an element outside its part")
+    X(ERROR_KERNEL_OUT_OF_BOUNDS, -18, "a kernel accessed an element outside its part")   \
+    X(ERROR_TRANSPORT, -19, "a message between ranks failed")                              \
+    X(ERROR_RANKS_DIFFER, -20, "the ranks made different collective calls")
 
 typedef enum hpl_result {
 #define HPL__RESULT_ENUM(name, code, text) HPL_##name = code,
@@ -316,9 +318,11 @@ typedef struct hpl_device_info {
     bool shares_vkdevice;          /* on queues of a VkDevice that other logical devices of its physical
                                     * device use too (HPLVK_LOGICAL_DEVICES=queues, chapter 8) */
     uint64_t memory_limit;         /* bytes of arrays it may hold (hpl_context_desc.device_memory_limit) */
+    int rank;                      /* the rank that opened it (a context over ranks, chapter 9); else 0 */
 } hpl_device_info;
 
-/* Number of devices opened in the context (at least 1). */
+/* Number of devices opened in the context (at least 1); in a context over
+ * ranks (chapter 9), every rank's, in rank order. */
 HPL_API int hpl_device_count(hpl_context *ctx);
 HPL_API int hpl_device_get_info(hpl_context *ctx, int device, hpl_device_info *out);
 /* The index of the nth (0-based) opened device whose type is in type_mask,
@@ -619,6 +623,11 @@ typedef struct hpl_stats {
     int device_count;
     hpl_device_stats device[16];
     hpl_device_stats total; /* sums (resident/peak: sums of the devices') */
+    /* A context over ranks (chapter 9): bytes and boxes this rank sent to
+     * and received from the other ranks (array elements only; device[]
+     * counts this rank's own devices, numbered from 0). */
+    uint64_t rank_sent_bytes, rank_sent_count;
+    uint64_t rank_received_bytes, rank_received_count;
 } hpl_stats;
 
 HPL_API int hpl_stats_get(hpl_context *ctx, hpl_stats *out);

@@ -129,7 +129,7 @@ int hpl_array_vulkan_acquire(hpl_context *ctx, hpl_array array, int device, hpl_
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
                          "hpl_array_vulkan_acquire: access %d is not HPL_READ, HPL_WRITE or HPL_READ_WRITE", (int)access);
     HPL__LOCK(ctx);
-    int rc = acquire_locked(ctx, array, device, access, out);
+    int rc = ctx->span ? hpl__span_unsupported(ctx, "Vulkan interop") : acquire_locked(ctx, array, device, access, out);
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_vulkan_acquire");
     HPL__UNLOCK(ctx);

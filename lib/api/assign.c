@@ -78,7 +78,7 @@ int hpl_array_fill(hpl_context *ctx, hpl_array array, const void *value, int whe
     if (!ctx || !value)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_fill: %s is NULL", !ctx ? "ctx" : "value");
     HPL__LOCK(ctx);
-    int rc = hpl__inflight_wait(ctx);
+    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_fill") : hpl__inflight_wait(ctx);
     if (rc == HPL_OK)
         rc = fill_locked(ctx, array, value, where);
     if (rc != HPL_OK)
@@ -210,7 +210,7 @@ int hpl_array_assign(hpl_context *ctx, hpl_array dst, hpl_array src, int where)
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_assign: ctx is NULL");
     HPL__LOCK(ctx);
-    int rc = hpl__inflight_wait(ctx);
+    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_assign") : hpl__inflight_wait(ctx);
     if (rc == HPL_OK)
         rc = assign_locked(ctx, dst, src, where);
     if (rc != HPL_OK)

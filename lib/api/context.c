@@ -14,6 +14,7 @@
 #include "transfer.h"
 #include "vk.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,11 +138,24 @@ static int open_instance(hpl_context *ctx, const hpl_context_desc *desc)
     return HPL_OK;
 }
 
-int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
+/* With no device list given, a rank over a transport opens GPU number
+ * node_rank when its machine has a GPU for each of its ranks there. */
+static const char *default_spec(const hpl_context *ctx, const hpl_transport *over, char *buf, size_t size)
+{
+    if (!over || over->node_ranks < 2)
+        return NULL;
+    int gpus = 0;
+    for (int i = 0; i < ctx->physical_count; i++)
+        gpus += (ctx->physical_info[i].type & HPL_DEVICE_GPU) != 0;
+    if (gpus < over->node_ranks)
+        return NULL;
+    snprintf(buf, size, "gpu%d", over->node_rank);
+    return buf;
+}
+
+int hpl__context_make(const hpl_context_desc *desc, const hpl_transport *over, hpl_context **out)
 {
     static const hpl_context_desc defaults = {0};
-    if (!out)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_context_create: out is NULL");
     if (!desc)
         desc = &defaults;
     hpl_context *ctx = hpl__calloc(1, sizeof *ctx);
@@ -171,6 +185,9 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
         rc = open_instance(ctx, desc);
     if (rc == HPL_OK)
         rc = enumerate_physical(ctx);
+    char spec_buf[32];
+    if (rc == HPL_OK && !spec)
+        spec = default_spec(ctx, over, spec_buf, sizeof spec_buf);
     if (rc == HPL_OK)
         rc = desc->vulkan ? hpl__devices_adopt(ctx, desc->vulkan) : hpl__devices_open(ctx, spec);
     if (rc == HPL_OK)
@@ -200,6 +217,13 @@ int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
     }
     *out = ctx;
     return HPL_OK;
+}
+
+int hpl_context_create(const hpl_context_desc *desc, hpl_context **out)
+{
+    if (!out)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_context_create: out is NULL");
+    return hpl__context_make(desc, NULL, out);
 }
 
 int hpl_finish(hpl_context *ctx)
@@ -244,6 +268,7 @@ void hpl_context_destroy(hpl_context *ctx)
     hpl__free(ctx->physical_info);
     hpl__free(ctx->subkernels);
     hpl__cache_destroy(&ctx->cache);
+    hpl__span_free(ctx);
     HPL__UNLOCK(ctx);
     pthread_mutex_destroy(&ctx->lock);
     pthread_mutex_destroy(&ctx->semaphore_lock);

@@ -67,7 +67,7 @@ int hpl_array_prefetch(hpl_context *ctx, hpl_array array, int where)
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_prefetch: ctx is NULL");
     HPL__LOCK(ctx);
-    int rc = hpl__inflight_wait(ctx);
+    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_prefetch") : hpl__inflight_wait(ctx);
     if (rc == HPL_OK)
         rc = prefetch_locked(ctx, array, where);
     if (rc != HPL_OK)
@@ -101,7 +101,7 @@ int hpl_array_discard(hpl_context *ctx, hpl_array array)
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_discard: ctx is NULL");
     HPL__LOCK(ctx);
-    int rc = discard_locked(ctx, array);
+    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_discard") : discard_locked(ctx, array);
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_discard");
     HPL__UNLOCK(ctx);

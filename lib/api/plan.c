@@ -155,7 +155,7 @@ int hpl_plan_create(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan **out)
     hpl__plan *plan = hpl__calloc(1, sizeof *plan);
     if (!plan)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_plan_create: out of host memory");
-    int rc = plan_setup(ctx, desc ? desc : &defaults, plan);
+    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_plan_create") : plan_setup(ctx, desc ? desc : &defaults, plan);
     if (rc == HPL_OK)
         rc = hpl__plan_register(plan);
     if (rc != HPL_OK) {

@@ -262,7 +262,7 @@ int hpl_array_reduce(hpl_context *ctx, hpl_array array, hpl_reduction op, void *
                          "hpl_array_reduce: op %d is not an hpl_reduction (HPL_REDUCE_SUM, _PRODUCT, _MIN, _MAX)",
                          (int)op);
     HPL__LOCK(ctx);
-    int rc = reduce_locked(ctx, array, op, result);
+    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_reduce") : reduce_locked(ctx, array, op, result);
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_reduce");
     HPL__UNLOCK(ctx);

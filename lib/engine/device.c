@@ -603,17 +603,24 @@ int hpl_device_count(hpl_context *ctx)
 {
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_device_count: ctx is NULL");
-    return ctx->device_count;
+    return ctx->span ? ctx->span->device_count : ctx->device_count;
+}
+
+/* The public device table: every rank's devices in a context over ranks. */
+static const hpl_device_info *info_of(const hpl_context *ctx, int device)
+{
+    return ctx->span ? &ctx->span->info[device] : &ctx->devices[device].info;
 }
 
 int hpl_device_get_info(hpl_context *ctx, int device, hpl_device_info *out)
 {
     if (!ctx || !out)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_device_get_info: %s is NULL", !ctx ? "ctx" : "out");
-    if (device < 0 || device >= ctx->device_count)
+    int count = hpl_device_count(ctx);
+    if (device < 0 || device >= count)
         return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "hpl_device_get_info: device %d does not exist (the context has %d)",
-                         device, ctx->device_count);
-    *out = ctx->devices[device].info;
+                         device, count);
+    *out = *info_of(ctx, device);
     return HPL_OK;
 }
 
@@ -621,9 +628,9 @@ int hpl_device_find(hpl_context *ctx, uint32_t type_mask, int nth)
 {
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_device_find: ctx is NULL");
-    int seen = 0;
-    for (int i = 0; i < ctx->device_count; i++)
-        if ((ctx->devices[i].info.type & type_mask) && seen++ == nth)
+    int seen = 0, count = hpl_device_count(ctx);
+    for (int i = 0; i < count; i++)
+        if ((info_of(ctx, i)->type & type_mask) && seen++ == nth)
             return i;
     return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "hpl_device_find: there is no device number %d of type mask 0x%x (%d found)",
                      nth, type_mask, seen);

@@ -13,6 +13,7 @@
 #include "ring.h"
 
 #include <pthread.h>
+#include "hplvk_transport.h"
 #include "hplvk_vulkan.h" /* <vulkan/vulkan.h> and the interop types */
 
 /* ---- devices ---------------------------------------------------------- */
@@ -208,6 +209,28 @@ typedef struct hpl__device {
     hpl__timestamps timestamps;
 } hpl__device;
 
+/* ---- contexts over ranks ---------------------------------------------- */
+
+/* A context that spans ranks (hplvk_transport.h, api/span.c): its devices
+ * are every rank's, in rank order; ctx->devices are this rank's own, global
+ * devices first .. first + ctx->device_count - 1. */
+typedef struct hpl__span {
+    hpl_transport transport;
+    int rank, ranks;
+    int device_count; /* of all ranks */
+    int first;        /* global index of this rank's device 0 */
+    int owner[HPL__MAX_DEVICES];            /* the rank of each global device */
+    hpl_device_info info[HPL__MAX_DEVICES]; /* of each global device */
+    uint64_t sent_bytes, sent_count, received_bytes, received_count; /* boxes to and from other ranks */
+} hpl__span;
+
+/* This rank's index of global device g of a context over ranks, or -1 when
+ * another rank holds it. */
+static inline int hpl__span_local(const hpl__span *s, int g)
+{
+    return s->owner[g] == s->rank ? g - s->first : -1;
+}
+
 /* ---- arrays ----------------------------------------------------------- */
 
 /* A device buffer holding a box of a root array, dense row-major over the
@@ -275,6 +298,7 @@ typedef struct hpl__array {
     bool host_owned; /* mmap'd by the library */
     size_t host_map_size;
     hpl__coherence coherence;
+    struct hpl__rank_state *ranks; /* where it is valid across ranks (rank_state.h); NULL: one process */
     hpl__push *push; /* push.h: rows devices send when they write them; NULL until an eval of several reads it */
     hpl__instance *instances;
     int instance_count, instance_capacity;
@@ -352,6 +376,7 @@ struct hpl_context {
     bool events_on;
     struct hpl__events *events;
     struct hpl__trace *trace; /* trace.c: the trace being recorded, or NULL */
+    hpl__span *span;          /* the ranks it spans (span.c); NULL: this process alone */
     uint64_t exchange_chunk;  /* exchange.c: HPLVK_EXCHANGE_CHUNK bytes; UINT64_MAX: unset */
     bool push;                /* access.c: devices push what others read from them (HPLVK_PUSH) */
     uint64_t staging_chunk;   /* staging.c: bytes per staging slot (HPLVK_STAGING_CHUNK) */

@@ -54,6 +54,12 @@ int hpl_stats_get(hpl_context *ctx, hpl_stats *out)
         t->staged_bytes += s->staged_bytes;
         t->copy_kernels += s->copy_kernels;
     }
+    if (ctx->span) {
+        out->rank_sent_bytes = ctx->span->sent_bytes;
+        out->rank_sent_count = ctx->span->sent_count;
+        out->rank_received_bytes = ctx->span->received_bytes;
+        out->rank_received_count = ctx->span->received_count;
+    }
     HPL__UNLOCK(ctx);
     return HPL_OK;
 }
@@ -70,6 +76,8 @@ int hpl_stats_reset(hpl_context *ctx)
         *s = (hpl_device_stats){.resident_bytes = s->resident_bytes, .peak_bytes = s->resident_bytes};
         pthread_mutex_unlock(&d->batch_lock);
     }
+    if (ctx->span)
+        ctx->span->sent_bytes = ctx->span->sent_count = ctx->span->received_bytes = ctx->span->received_count = 0;
     HPL__UNLOCK(ctx);
     return HPL_OK;
 }

@@ -1,0 +1,576 @@
+/* Contexts over ranks (hplvk_transport.h, hplvk.h chapter 9): joining the
+ * ranks into one context, and what an eval or a host access moves between
+ * them. Every rank keeps the same state of where each array is valid across
+ * ranks (rank_state.h) and changes it by the same collective calls, so each
+ * derives the same moves: a box goes from the host storage of the rank that
+ * holds it to the host storage of the rank that lacks it, and that rank's
+ * own coherence state takes it from there like a host write. */
+#include "api.h"
+
+#include "launch.h"
+#include "partition.h"
+#include "rank_state.h"
+#include "subkernel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- joining ----------------------------------------------------------- */
+
+/* What each rank tells the others when the context is made. */
+typedef struct join_record {
+    int32_t status; /* HPL_OK, or why this rank's context failed */
+    int32_t device_count;
+    char message[512];
+    hpl_device_info info[HPL__MAX_DEVICES];
+} join_record;
+
+static int transport_check(const hpl_transport *t)
+{
+    if (!t->exchange || !t->allgather || !t->destroy)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "transport.%s is NULL",
+                         !t->exchange ? "exchange" : !t->allgather ? "allgather" : "destroy");
+    if (t->ranks < 1 || t->ranks > HPL__MAX_RANKS)
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "transport.ranks is %d: a context spans 1 to %d ranks", t->ranks,
+                         HPL__MAX_RANKS);
+    if (t->rank < 0 || t->rank >= t->ranks)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "transport.rank is %d, outside 0 .. %d", t->rank, t->ranks - 1);
+    if (t->node_ranks < 0 || (t->node_ranks > 0 && (t->node_rank < 0 || t->node_rank >= t->node_ranks)))
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "transport.node_rank %d of node_ranks %d", t->node_rank,
+                         t->node_ranks);
+    return HPL_OK;
+}
+
+/* Tells every rank how this one's context went (rc) and what devices it
+ * opened; on success every rank's ctx->span is the same table. */
+static int join(hpl_context *ctx, const hpl_transport *t, int rc)
+{
+    join_record *all = hpl__calloc((size_t)t->ranks + 1, sizeof *all);
+    if (!all)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    join_record *mine = &all[t->ranks];
+    mine->status = rc;
+    if (rc != HPL_OK)
+        snprintf(mine->message, sizeof mine->message, "%s", hpl_last_error());
+    else {
+        mine->device_count = ctx->device_count;
+        for (int i = 0; i < ctx->device_count; i++) {
+            mine->info[i] = ctx->devices[i].info;
+            mine->info[i].rank = t->rank;
+        }
+    }
+    char error[512] = "";
+    int sent = t->allgather(t->user, mine, sizeof *mine, all, error, sizeof error);
+    if (sent != HPL_OK) {
+        hpl__free(all);
+        return rc != HPL_OK ? rc : hpl__fail(sent, "the ranks could not exchange their devices: %s", error);
+    }
+    int total = 0, failed = -1;
+    for (int r = 0; r < t->ranks; r++) {
+        if (all[r].status != HPL_OK && failed < 0)
+            failed = r;
+        total += all[r].status == HPL_OK ? all[r].device_count : 0;
+    }
+    if (rc != HPL_OK) {
+        /* This rank's own error stands (hpl_last_error is still its own). */
+    } else if (failed >= 0) {
+        rc = hpl__fail(all[failed].status, "rank %d of %d could not make its part of the context: %s", failed,
+                       t->ranks, all[failed].message);
+    } else if (total > HPL__MAX_DEVICES) {
+        rc = hpl__fail(HPL_ERROR_UNSUPPORTED, "the %d ranks open %d devices in all; a context spans at most %d", t->ranks,
+                       total, HPL__MAX_DEVICES);
+    } else if (!(ctx->span = hpl__calloc(1, sizeof *ctx->span))) {
+        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    } else {
+        hpl__span *s = ctx->span;
+        s->transport = *t;
+        s->rank = t->rank;
+        s->ranks = t->ranks;
+        for (int r = 0; r < t->ranks; r++) {
+            if (r == t->rank)
+                s->first = s->device_count;
+            for (int i = 0; i < all[r].device_count; i++) {
+                s->owner[s->device_count] = r;
+                s->info[s->device_count++] = all[r].info[i];
+            }
+        }
+    }
+    hpl__free(all);
+    return rc;
+}
+
+int hpl_context_create_over(const hpl_context_desc *desc, const hpl_transport *transport, hpl_context **out)
+{
+    if (!out || !transport)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_context_create_over: %s is NULL",
+                         !out ? "out" : "transport");
+    int rc = transport_check(transport);
+    if (rc == HPL_OK && desc && desc->vulkan)
+        rc = hpl__fail(HPL_ERROR_UNSUPPORTED, "hpl_context_desc.vulkan: Vulkan interop does not span ranks");
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_context_create_over");
+        if (transport->destroy)
+            transport->destroy(transport->user);
+        return rc;
+    }
+    hpl_context *ctx = NULL;
+    rc = hpl__context_make(desc, transport, &ctx);
+    rc = join(ctx, transport, rc);
+    if (rc != HPL_OK) {
+        hpl__error_prefix("hpl_context_create_over");
+        hpl_context_destroy(ctx); /* no span yet: the transport is not its */
+        transport->destroy(transport->user);
+        return rc;
+    }
+    *out = ctx;
+    return HPL_OK;
+}
+
+void hpl__span_free(hpl_context *ctx)
+{
+    if (!ctx->span)
+        return;
+    ctx->span->transport.destroy(ctx->span->transport.user);
+    hpl__free(ctx->span);
+    ctx->span = NULL;
+}
+
+int hpl__span_unsupported(const hpl_context *ctx, const char *what)
+{
+    return hpl__fail(HPL_ERROR_UNSUPPORTED, "%s does not span ranks yet (the context spans %d ranks)", what,
+                     ctx->span->ranks);
+}
+
+/* ---- arrays ------------------------------------------------------------- */
+
+int hpl__span_array_init(hpl_context *ctx, hpl__array *root)
+{
+    root->ranks = hpl__calloc(1, sizeof *root->ranks);
+    if (root->ranks && hpl__rank_state_init(root->ranks, ctx->span->ranks, &root->coherence.whole, true))
+        return HPL_OK;
+    hpl__free(root->ranks);
+    root->ranks = NULL;
+    return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+}
+
+void hpl__span_array_free(hpl__array *root)
+{
+    if (!root->ranks)
+        return;
+    hpl__rank_state_free(root->ranks);
+    hpl__free(root->ranks);
+    root->ranks = NULL;
+}
+
+/* ---- moving boxes between ranks ---------------------------------------- */
+
+/* One root array an operation touches: what each rank's part of it reads
+ * and writes. */
+typedef struct span_use {
+    hpl__array *root;
+    bool needs, writes;
+    hpl__region need[HPL__MAX_RANKS];
+    hpl__region written[HPL__MAX_RANKS];
+} span_use;
+
+static void uses_free(span_use *u, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < HPL__MAX_RANKS; r++) {
+            hpl__region_free(&u[i].need[r]);
+            hpl__region_free(&u[i].written[r]);
+        }
+    hpl__free(u);
+}
+
+static span_use *use_of(span_use *u, int *n, hpl__array *root)
+{
+    for (int i = 0; i < *n; i++)
+        if (u[i].root == root)
+            return &u[i];
+    span_use *fresh = &u[(*n)++];
+    fresh->root = root;
+    for (int r = 0; r < HPL__MAX_RANKS; r++) {
+        hpl__region_init(&fresh->need[r]);
+        hpl__region_init(&fresh->written[r]);
+    }
+    return fresh;
+}
+
+static hpl_transport_message message_of(const hpl__array *root, const hpl__box *box, int peer, bool send)
+{
+    hpl_transport_message m = {.peer = peer, .send = send, .base = root->host,
+                               .elem_size = hpl_type_size(root->type), .ndims = root->ndims};
+    for (int d = 0; d < 3; d++) {
+        m.whole[d] = root->coherence.whole.hi[d];
+        m.lo[d] = box->lo[d];
+        m.extent[d] = box->hi[d] - box->lo[d];
+    }
+    return m;
+}
+
+/* Moves what each rank's need lacks from the ranks that hold it: every
+ * rank calls it with the same uses. A box to send is first made valid in
+ * this rank's host storage; one received becomes valid there (a host
+ * write: the rank's device copies of it become invalid). */
+static int exchange(hpl_context *ctx, span_use *uses, int n)
+{
+    hpl__span *sp = ctx->span;
+    int me = sp->rank, rc = HPL_OK;
+    hpl__rank_moves *moves = hpl__calloc((size_t)n + 1, sizeof *moves);
+    if (!moves)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    size_t mine = 0;
+    for (int i = 0; rc == HPL_OK && i < n; i++) {
+        if (!uses[i].needs)
+            continue;
+        const hpl__region *need[HPL__MAX_RANKS];
+        for (int r = 0; r < sp->ranks; r++)
+            need[r] = &uses[i].need[r];
+        if (!hpl__rank_state_plan(uses[i].root->ranks, need, &moves[i]))
+            rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+        for (int j = 0; rc == HPL_OK && j < moves[i].count; j++)
+            mine += moves[i].moves[j].src == me || moves[i].moves[j].dst == me;
+    }
+    hpl_transport_message *msgs = rc == HPL_OK && mine ? hpl__calloc(mine, sizeof *msgs) : NULL;
+    if (rc == HPL_OK && mine && !msgs)
+        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    /* Ready the host storage: what goes out holds the newest data, what
+     * comes in is not read or written by work still running. */
+    size_t count = 0;
+    for (int i = 0; rc == HPL_OK && i < n; i++) {
+        for (int j = 0; rc == HPL_OK && j < moves[i].count; j++) {
+            const hpl__rank_move *m = &moves[i].moves[j];
+            if (m->src != me && m->dst != me)
+                continue;
+            hpl__array *root = uses[i].root;
+            rc = hpl__host_sync(ctx, root, &m->box, m->src == me, m->dst == me);
+            if (rc == HPL_OK)
+                msgs[count++] = message_of(root, &m->box, m->src == me ? m->dst : m->src, m->src == me);
+        }
+    }
+    if (rc == HPL_OK) {
+        char error[512] = "";
+        int sent = sp->transport.exchange(sp->transport.user, msgs, count, error, sizeof error);
+        if (sent != HPL_OK)
+            rc = hpl__fail(sent, "moving %zu box%s between rank %d and the others failed: %s", count,
+                           count == 1 ? "" : "es", me, error);
+    }
+    hpl__region r;
+    hpl__region_init(&r);
+    for (int i = 0; rc == HPL_OK && i < n; i++) {
+        hpl__array *root = uses[i].root;
+        uint64_t esize = hpl_type_size(root->type);
+        for (int j = 0; rc == HPL_OK && j < moves[i].count; j++) {
+            const hpl__rank_move *m = &moves[i].moves[j];
+            uint64_t bytes = hpl__box_volume(&m->box) * esize;
+            if (m->src == me) {
+                sp->sent_bytes += bytes;
+                sp->sent_count++;
+            } else if (m->dst == me) {
+                sp->received_bytes += bytes;
+                sp->received_count++;
+                if (!hpl__region_set_box(&r, &m->box) ||
+                    !hpl__coherence_did_write(&root->coherence, HPL__HOST, &r, (hpl__point){0, 0}))
+                    rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+            }
+        }
+        if (rc == HPL_OK && !hpl__rank_state_moved(root->ranks, &moves[i]))
+            rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    hpl__region_free(&r);
+    for (int i = 0; i < n; i++)
+        hpl__rank_moves_free(&moves[i]);
+    hpl__free(moves);
+    hpl__free(msgs);
+    return rc;
+}
+
+/* After an operation: each rank holds what its parts wrote, and this rank's
+ * own memories no longer hold what the other ranks wrote. */
+static int record_writes(hpl_context *ctx, span_use *uses, int n)
+{
+    hpl__span *sp = ctx->span;
+    hpl__region others;
+    hpl__region_init(&others);
+    bool ok = true;
+    for (int i = 0; ok && i < n; i++) {
+        if (!uses[i].writes)
+            continue;
+        hpl__array *root = uses[i].root;
+        hpl__region_clear(&others);
+        for (int r = 0; ok && r < sp->ranks; r++) {
+            if (hpl__region_empty(&uses[i].written[r]))
+                continue;
+            ok = hpl__rank_state_wrote(root->ranks, r, &uses[i].written[r]);
+            if (ok && r != sp->rank)
+                ok = hpl__region_add(&others, &uses[i].written[r]);
+        }
+        for (int m = 0; ok && !hpl__region_empty(&others) && m < root->coherence.count; m++)
+            if (root->coherence.mem[m].used)
+                ok = hpl__coherence_invalidate(&root->coherence, m, &others);
+    }
+    hpl__region_free(&others);
+    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+}
+
+/* ---- eval --------------------------------------------------------------- */
+
+/* The eval's devices, global indices: launch.device for a plain eval, else
+ * launch.devices, else every rank's GPUs (all devices when there are none). */
+static int eval_devices(const hpl__span *sp, const hpl_launch *launch, bool annotated, int *out, int *count)
+{
+    if (launch->device_count == 0 && !annotated) {
+        if (launch->device < 0 || launch->device >= sp->device_count)
+            return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE,
+                             "launch.device %d does not exist (the context has %d devices over %d ranks)",
+                             launch->device, sp->device_count, sp->ranks);
+        out[0] = launch->device;
+        *count = 1;
+        return HPL_OK;
+    }
+    if (launch->device_count == 0) {
+        int n = 0;
+        for (int g = 0; g < sp->device_count; g++)
+            if (sp->info[g].type & HPL_DEVICE_GPU)
+                out[n++] = g;
+        for (int g = 0; n == 0 && g < sp->device_count; g++)
+            out[g] = g;
+        *count = n ? n : sp->device_count;
+        return HPL_OK;
+    }
+    if (launch->device_count < 0 || launch->device_count > HPL_MAX_DEVICES)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.device_count is %d: give 1 to %d devices",
+                         launch->device_count, HPL_MAX_DEVICES);
+    if (launch->device)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
+                         "launch.device is %d and launch.devices lists %d: give one or the other", launch->device,
+                         launch->device_count);
+    for (int i = 0; i < launch->device_count; i++) {
+        int g = launch->devices[i];
+        if (g < 0 || g >= sp->device_count)
+            return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE,
+                             "launch.devices[%d] is %d, which does not exist (the context has %d devices over %d ranks)",
+                             i, g, sp->device_count, sp->ranks);
+        for (int j = 0; j < i; j++)
+            if (out[j] == g)
+                return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.devices lists device %d twice (entries %d and %d)",
+                                 g, j, i);
+        out[i] = g;
+    }
+    *count = launch->device_count;
+    return HPL_OK;
+}
+
+/* What the eval is, checked on one of this rank's devices: its arguments'
+ * arrays and accesses, the domain and its split dimension. */
+typedef struct eval_shape {
+    bool annotated;
+    int dim;
+    uint64_t whole[3];
+    int arg_count;
+    hpl__array *arrays[HPL__MAX_ARGS]; /* NULL: a scalar */
+    hpl_access access[HPL__MAX_ARGS];
+} eval_shape;
+
+static int eval_shape_of(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                         size_t nargs, bool annotated, int device, eval_shape *out)
+{
+    hpl_launch probe = *launch;
+    probe.shares = NULL;
+    probe.domains = NULL;
+    probe.halos_first = false;
+    if (annotated) {
+        probe.device = 0;
+        probe.devices[0] = device;
+        probe.device_count = 1;
+    } else {
+        probe.device = device;
+        probe.device_count = 0;
+    }
+    hpl__launch_plan p;
+    p.subkernels = NULL;
+    p.shares = NULL;
+    p.given = NULL;
+    int rc = hpl__launch_plan_make(ctx, k, &probe, args, nargs, &p);
+    if (rc == HPL_OK) {
+        const hpl__subkernel *s = &p.subkernels[0];
+        out->annotated = p.annotated;
+        out->dim = p.dim;
+        memcpy(out->whole, p.whole, sizeof out->whole);
+        out->arg_count = s->variant->reflection.arg_count;
+        for (int i = 0; i < out->arg_count; i++) {
+            out->arrays[i] = args[i].kind == HPL_ARG_ARRAY ? s->views[i].array : NULL;
+            out->access[i] = s->variant->reflection.args[i].access;
+        }
+    }
+    hpl__launch_plan_done(ctx, &p);
+    return rc;
+}
+
+/* Remembers the split over every rank's devices (hpl_array_part). */
+static void remember_split(const eval_shape *e, const hpl_arg *args, const int *devices, const hpl__part *pieces,
+                           int count)
+{
+    for (int i = 0; i < e->arg_count; i++) {
+        if (!e->arrays[i] || !args[i].part.on)
+            continue;
+        hpl__split *s = &e->arrays[i]->split;
+        *s = (hpl__split){.dim = args[i].part.dim, .overlap = (uint64_t)args[i].part.overlap};
+        for (int j = 0; j < count; j++) {
+            if (pieces[j].lo >= pieces[j].hi)
+                continue;
+            s->devices[s->count] = devices[j];
+            s->lo[s->count] = pieces[j].lo;
+            s->hi[s->count++] = pieces[j].hi;
+        }
+    }
+}
+
+int hpl__span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+{
+    hpl__span *sp = ctx->span;
+    if (launch->domains)
+        return hpl__span_unsupported(ctx, "launch.domains");
+    bool annotated = false;
+    for (size_t i = 0; i < nargs; i++)
+        annotated |= args[i].kind == HPL_ARG_ARRAY && args[i].part.on;
+    int devices[HPL__MAX_DEVICES], count = 0;
+    int rc = eval_devices(sp, launch, annotated, devices, &count);
+    if (rc == HPL_OK && launch->shares)
+        rc = hpl__shares_check(launch->shares, count, "launch.shares");
+    if (rc != HPL_OK)
+        return rc;
+    /* Check it on one of this rank's devices of the eval (else device 0). */
+    int probe = 0;
+    for (int i = count - 1; i >= 0; i--)
+        if (hpl__span_local(sp, devices[i]) >= 0)
+            probe = hpl__span_local(sp, devices[i]);
+    eval_shape e;
+    rc = eval_shape_of(ctx, k, launch, args, nargs, annotated, probe, &e);
+    if (rc != HPL_OK)
+        return rc;
+    /* Each device's piece of the split dimension, as on one process. */
+    hpl__part pieces[HPL__MAX_DEVICES] = {{0}};
+    uint64_t n = e.whole[e.dim];
+    if (count == 1) {
+        pieces[0].hi = n;
+    } else if (launch->shares) {
+        uint64_t cuts[HPL__MAX_DEVICES + 1];
+        uint64_t granule = launch->local[e.dim] ? launch->local[e.dim] : 1;
+        hpl__partition_cuts(n, count, launch->shares, granule, cuts);
+        for (int i = 0; i < count; i++)
+            pieces[i] = (hpl__part){.lo = cuts[i], .hi = cuts[i + 1]};
+    } else {
+        hpl__part parts[HPL__MAX_DEVICES];
+        int made = hpl__partition(n, count, 0, parts);
+        for (int i = 0; i < made; i++)
+            pieces[i] = (hpl__part){.lo = parts[i].lo, .hi = parts[i].hi};
+    }
+    /* What each rank's parts read and write. */
+    span_use *uses = hpl__calloc(HPL__MAX_ARGS, sizeof *uses);
+    if (!uses)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    int used = 0, ranks_in = 0;
+    bool rank_in[HPL__MAX_RANKS] = {false};
+    for (int j = 0; j < count; j++)
+        if (pieces[j].lo < pieces[j].hi && !rank_in[sp->owner[devices[j]]]) {
+            rank_in[sp->owner[devices[j]]] = true;
+            ranks_in++;
+        }
+    bool ok = true;
+    for (int i = 0; ok && rc == HPL_OK && i < e.arg_count; i++) {
+        if (!e.arrays[i])
+            continue;
+        span_use *u = use_of(uses, &used, e.arrays[i]->root);
+        hpl__arg_view whole;
+        hpl__arg_view_set(&whole, e.arrays[i]);
+        bool split = args[i].part.on;
+        if ((e.access[i] & HPL_WRITE) && !split && ranks_in > 1) {
+            rc = hpl__fail(HPL_ERROR_UNSUPPORTED,
+                           "argument %d ('%s') is written but not annotated, and the eval runs on %d ranks: annotate it, "
+                           "or run the eval on one rank's devices",
+                           i, e.arrays[i]->name, ranks_in);
+            break;
+        }
+        for (int j = 0; ok && j < count; j++) {
+            if (pieces[j].lo >= pieces[j].hi)
+                continue;
+            int q = sp->owner[devices[j]];
+            hpl__arg_view v = split ? hpl__part_view(&whole, &args[i].part, pieces[j].lo, pieces[j].hi) : whole;
+            if (e.access[i] & HPL_READ) {
+                u->needs = true;
+                ok = hpl__region_add_box(&u->need[q], &v.at.box);
+            }
+            if (ok && (e.access[i] & HPL_WRITE)) {
+                u->writes = true;
+                ok = hpl__region_add_box(&u->written[q], &v.at.owned);
+            }
+        }
+    }
+    if (rc == HPL_OK && !ok)
+        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc == HPL_OK)
+        rc = exchange(ctx, uses, used);
+    /* This rank's own parts, as an eval of its devices given their pieces. */
+    hpl_launch local = *launch;
+    local.shares = NULL;
+    hpl__part given[HPL__MAX_DEVICES];
+    int mine = 0;
+    for (int j = 0; j < count; j++) {
+        int l = hpl__span_local(sp, devices[j]);
+        if (l < 0 || pieces[j].lo >= pieces[j].hi)
+            continue;
+        local.devices[mine] = l;
+        given[mine++] = pieces[j];
+    }
+    if (rc == HPL_OK && mine) {
+        if (!annotated && count == 1) {
+            local.device = local.devices[0];
+            local.device_count = 0;
+            rc = hpl__eval_locked(ctx, k, &local, args, nargs, NULL);
+        } else {
+            local.device = 0;
+            local.device_count = mine;
+            rc = hpl__eval_locked(ctx, k, &local, args, nargs, given);
+        }
+    }
+    if (rc == HPL_OK)
+        rc = record_writes(ctx, uses, used);
+    if (rc == HPL_OK && e.annotated)
+        remember_split(&e, args, devices, pieces, count);
+    uses_free(uses, used);
+    return rc;
+}
+
+/* ---- host access ---------------------------------------------------------- */
+
+int hpl__span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode)
+{
+    if (!(mode & HPL_READ) && hpl__box_equal(&a->box, &a->owned))
+        return HPL_OK;
+    span_use *u = hpl__calloc(1, sizeof *u);
+    if (!u)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    int n = 0;
+    use_of(u, &n, a->root);
+    u->needs = true;
+    int rc = HPL_OK;
+    for (int r = 0; rc == HPL_OK && r < ctx->span->ranks; r++)
+        if (!hpl__region_set_box(&u->need[r], &a->box))
+            rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc == HPL_OK)
+        rc = exchange(ctx, u, n);
+    uses_free(u, n);
+    return rc;
+}
+
+int hpl__span_host_wrote(hpl_context *ctx, hpl__array *a)
+{
+    (void)ctx;
+    hpl__region r;
+    hpl__region_init(&r);
+    bool ok = hpl__region_set_box(&r, &a->owned) && hpl__rank_state_wrote_everywhere(a->root->ranks, &r);
+    hpl__region_free(&r);
+    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+}

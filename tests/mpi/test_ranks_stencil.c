@@ -1,0 +1,245 @@
+/* A context over MPI ranks (hplvk_mpi.h, hplvk.h chapter 9), run under
+ * mpiexec at 1, 2 and 3 ranks with HPLVK_DEVICES giving each rank its own
+ * devices: the ranks see every rank's devices in rank order; a row stencil
+ * annotated over all of them matches the host bit for bit on every rank,
+ * with halos first and without, after every step read back; the bytes a
+ * rank receives per step are exactly the halo rows its parts lack (rows
+ * next to its own that other ranks' parts own), and a read of the whole
+ * array brings exactly what the rank does not hold; host writes and reads
+ * of subarrays; what does not span ranks yet fails naming itself. */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+#include "hplvk_mpi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *stencil_src =
+    "#include <hplvk.glsl>\n"
+    "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
+    "void main() {\n"
+    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
+    "    int n = int(src.dims.x);\n"
+    "    uint h = r * 2654435761u + c;\n"
+    "    for (int d = -1; d <= 1; d++) {\n"
+    "        int k = int(r) + d;\n"
+    "        if (k < 0 || k >= n) continue;\n"
+    "        h = h * 31u + hpl_at2(src, uint(k), c) * uint(d + 7);\n"
+    "    }\n"
+    "    hpl_at2(dst, r, c) = h;\n"
+    "}\n";
+
+static void host_step(uint64_t rows, uint64_t cols, const uint32_t *src, uint32_t *dst)
+{
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint64_t c = 0; c < cols; c++) {
+            uint32_t h = (uint32_t)r * 2654435761u + (uint32_t)c;
+            for (int d = -1; d <= 1; d++) {
+                int64_t k = (int64_t)r + d;
+                if (k < 0 || k >= (int64_t)rows)
+                    continue;
+                h = h * 31u + src[(uint64_t)k * cols + c] * (uint32_t)(d + 7);
+            }
+            dst[r * cols + c] = h;
+        }
+}
+
+static int rank, ranks;
+
+/* rows_of[r] = the rows owned by rank r's parts of the last split of a
+ * ([lo, hi); lo == hi: none), from hpl_array_part and the devices' ranks. */
+static void rank_rows(hpl_context *ctx, hpl_array a, uint64_t lo[], uint64_t hi[])
+{
+    for (int r = 0; r < ranks; r++)
+        lo[r] = hi[r] = 0;
+    int parts = hpl_array_part_count(ctx, a);
+    CHECK(parts >= 1, "part count %d", parts);
+    for (int i = 0; i < parts; i++) {
+        hpl_array p;
+        int device = -1;
+        hpl_device_info info;
+        hpl_array_info pi;
+        if (!CHECK_OK(hpl_array_part(ctx, a, i, &p, &device)) || !CHECK_OK(hpl_device_get_info(ctx, device, &info)) ||
+            !CHECK_OK(hpl_array_get_info(ctx, p, &pi)))
+            return;
+        uint64_t first = pi.origin[0] + pi.owned_first[0], last = pi.origin[0] + pi.owned_last[0] + 1;
+        if (pi.owned_count == 0)
+            continue;
+        int r = info.rank;
+        if (lo[r] == hi[r]) {
+            lo[r] = first;
+            hi[r] = last;
+        } else {
+            CHECK(first == hi[r], "rank %d's parts are not next to each other: rows %llu.. after ..%llu", r,
+                  (unsigned long long)first, (unsigned long long)hi[r]);
+            hi[r] = last;
+        }
+    }
+}
+
+static void run_stencil(hpl_context *ctx, hpl_kernel k, uint64_t rows, uint64_t cols, int steps, bool halos_first)
+{
+    uint64_t n = rows * cols, row_bytes = cols * sizeof(uint32_t);
+    uint32_t *want = malloc(n * sizeof *want), *next = malloc(n * sizeof *next), *got = malloc(n * sizeof *got);
+    for (uint64_t i = 0; i < n; i++)
+        want[i] = (uint32_t)(i * 2246822519u + 7u);
+    hpl_array g[2] = {th_array(ctx, HPL_TYPE_U32, rows, cols, 0), th_array(ctx, HPL_TYPE_U32, rows, cols, 0)};
+    CHECK_OK(hpl_array_write(ctx, g[0], want, n * sizeof *want));
+    hpl_launch all = {.halos_first = halos_first};
+    for (int s = 0; s < steps; s++) {
+        CHECK_OK(hpl_stats_reset(ctx));
+        CHECK_OK(hpl_eval(ctx, k, &all, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
+        host_step(rows, cols, want, next);
+        memcpy(want, next, n * sizeof *want);
+        /* What this rank lacked of the rows its parts read: none in the
+         * first step (every rank wrote the input), else the rows next to
+         * its own that the other ranks wrote in the step before. */
+        uint64_t lo[16], hi[16];
+        rank_rows(ctx, g[(s + 1) % 2], lo, hi);
+        uint64_t halo = 0;
+        if (s > 0 && lo[rank] < hi[rank])
+            halo = (lo[rank] > 0) + (hi[rank] < rows);
+        hpl_stats st = th_stats(ctx);
+        CHECK(st.rank_received_bytes == halo * row_bytes && st.rank_received_count == halo,
+              "step %d (rows %llu..%llu of %llu): received %llu bytes in %llu boxes, want %llu in %llu", s,
+              (unsigned long long)lo[rank], (unsigned long long)hi[rank], (unsigned long long)rows,
+              (unsigned long long)st.rank_received_bytes, (unsigned long long)st.rank_received_count,
+              (unsigned long long)(halo * row_bytes), (unsigned long long)halo);
+        /* A whole read brings the rest: what the other ranks wrote. */
+        if (s == steps - 1 || s == 1) {
+            CHECK_OK(hpl_stats_reset(ctx));
+            CHECK_OK(hpl_array_read(ctx, g[(s + 1) % 2], got, n * sizeof *got));
+            st = th_stats(ctx);
+            uint64_t own = hi[rank] - lo[rank];
+            CHECK(st.rank_received_bytes == (rows - own) * row_bytes,
+                  "read after step %d: received %llu bytes, want %llu (rows %llu, %llu of them its own)", s,
+                  (unsigned long long)st.rank_received_bytes, (unsigned long long)((rows - own) * row_bytes),
+                  (unsigned long long)rows, (unsigned long long)own);
+            EXPECT_U32(got, want, n, "stencil");
+        }
+    }
+    /* Reading again moves nothing: every rank holds it now. */
+    CHECK_OK(hpl_stats_reset(ctx));
+    CHECK_OK(hpl_array_read(ctx, g[steps % 2], got, n * sizeof *got));
+    CHECK(th_stats(ctx).rank_received_bytes == 0, "a second read received %llu bytes",
+          (unsigned long long)th_stats(ctx).rank_received_bytes);
+    EXPECT_U32(got, want, n, "stencil, read again");
+    CHECK_OK(hpl_array_destroy(ctx, g[0]));
+    CHECK_OK(hpl_array_destroy(ctx, g[1]));
+    free(want);
+    free(next);
+    free(got);
+}
+
+/* Subarrays: a host write of rows by every rank alike, an eval on one
+ * rank's device of a column block, and a read of a subarray. */
+static void run_subarrays(hpl_context *ctx)
+{
+    static const char *add_src = "#include <hplvk.glsl>\n"
+                                 "hpl_args { hpl_inout(uint, 2) a; uint v; };\n"
+                                 "void main() { hpl_at2(a, hpl_global_id.x, hpl_global_id.y) += v; }\n";
+    hpl_kernel add = th_kernel(ctx, add_src);
+    uint64_t rows = 12, cols = 10;
+    uint32_t want[12 * 10], got[12 * 10];
+    hpl_array a = th_array(ctx, HPL_TYPE_U32, rows, cols, 0);
+    for (uint64_t i = 0; i < rows * cols; i++)
+        want[i] = (uint32_t)i;
+    CHECK_OK(hpl_array_write(ctx, a, want, sizeof want));
+    int devices = hpl_device_count(ctx);
+    /* Each device adds to a block of columns of its own. */
+    for (int d = 0; d < devices; d++) {
+        hpl_array block;
+        uint64_t c0 = (uint64_t)d * cols / (uint64_t)devices, c1 = (uint64_t)(d + 1) * cols / (uint64_t)devices;
+        if (c0 == c1)
+            continue;
+        CHECK_OK(hpl_subarray(ctx, a, 2, (hpl_range[]){{0, rows - 1}, {c0, c1 - 1}}, &block));
+        CHECK_OK(hpl_eval(ctx, add, &(hpl_launch){.device = d}, HPL_ARGS(hpl_arr(block), hpl_u32(100u + (uint32_t)d))));
+        for (uint64_t r = 0; r < rows; r++)
+            for (uint64_t c = c0; c < c1; c++)
+                want[r * cols + c] += 100u + (uint32_t)d;
+    }
+    /* Every rank reads a middle block, then the whole. */
+    hpl_array mid;
+    CHECK_OK(hpl_subarray(ctx, a, 2, (hpl_range[]){{3, 8}, {2, 7}}, &mid));
+    uint32_t part[6 * 6];
+    CHECK_OK(hpl_array_read(ctx, mid, part, sizeof part));
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 6; c++)
+            CHECK(part[r * 6 + c] == want[(r + 3) * cols + (uint64_t)c + 2], "mid[%d][%d] %u want %u", r, c,
+                  part[r * 6 + c], want[(r + 3) * cols + (uint64_t)c + 2]);
+    CHECK_OK(hpl_array_read(ctx, a, got, sizeof got));
+    EXPECT_U32(got, want, rows * cols, "blocks");
+    /* A host write of a subarray by every rank, then an eval on the last
+     * device reads it whole. */
+    uint32_t ones[6 * 6];
+    for (int i = 0; i < 36; i++)
+        ones[i] = 1000u + (uint32_t)i;
+    CHECK_OK(hpl_array_write(ctx, mid, ones, sizeof ones));
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 6; c++)
+            want[(r + 3) * cols + (uint64_t)c + 2] = ones[r * 6 + c];
+    CHECK_OK(hpl_eval(ctx, add, &(hpl_launch){.device = devices - 1}, HPL_ARGS(hpl_arr(a), hpl_u32(5))));
+    for (uint64_t i = 0; i < rows * cols; i++)
+        want[i] += 5;
+    CHECK_OK(hpl_array_read(ctx, a, got, sizeof got));
+    EXPECT_U32(got, want, rows * cols, "after the host write");
+    CHECK_OK(hpl_array_destroy(ctx, a));
+}
+
+/* What does not span ranks yet fails naming itself (on one rank, alone:
+ * every call below fails before any message). */
+static void run_unsupported(hpl_context *ctx)
+{
+    if (ranks < 2)
+        return;
+    hpl_array a = th_array(ctx, HPL_TYPE_U32, 8, 0, 0);
+    uint32_t zero = 0, sum = 0;
+    CHECK_FAILS(hpl_array_fill(ctx, a, &zero, 0), HPL_ERROR_UNSUPPORTED, "hpl_array_fill does not span ranks");
+    CHECK_FAILS(hpl_array_reduce(ctx, a, HPL_REDUCE_SUM, &sum), HPL_ERROR_UNSUPPORTED, "hpl_array_reduce");
+    hpl_plan *plan = NULL;
+    CHECK_FAILS(hpl_plan_create(ctx, NULL, &plan), HPL_ERROR_UNSUPPORTED, "hpl_plan_create");
+    CHECK_OK(hpl_array_destroy(ctx, a));
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    hpl_context_desc desc = {0};
+    th_prepare_desc(&desc);
+    hpl_context *ctx = NULL;
+    if (hpl_mpi_context_create(&desc, MPI_COMM_WORLD, &ctx) != HPL_OK) {
+        fprintf(stderr, "rank %d: hpl_mpi_context_create: %s\n", rank, hpl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    /* Every rank's devices, in rank order. */
+    int devices = hpl_device_count(ctx), last_rank = 0, mine = 0;
+    for (int g = 0; g < devices; g++) {
+        hpl_device_info info;
+        CHECK_OK(hpl_device_get_info(ctx, g, &info));
+        CHECK(info.rank >= last_rank && info.rank < ranks, "device %d: rank %d after %d", g, info.rank, last_rank);
+        last_rank = info.rank;
+        mine += info.rank == rank;
+    }
+    hpl_stats st = th_stats(ctx);
+    CHECK(mine == st.device_count, "rank %d: %d devices in the table, %d opened", rank, mine, st.device_count);
+    int total = 0;
+    MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(total == devices, "%d devices over the ranks, the table has %d", total, devices);
+
+    hpl_kernel k = th_kernel(ctx, stencil_src);
+    run_stencil(ctx, k, 37, 19, 5, false);
+    run_stencil(ctx, k, 37, 19, 5, true);
+    run_stencil(ctx, k, (uint64_t)devices + 1, 5, 3, false); /* parts of one or two rows */
+    run_subarrays(ctx);
+    run_unsupported(ctx);
+    int failed = th_finish(ctx);
+    int any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_ranks_stencil: %d ranks, %d devices: %s\n", ranks, devices, any ? "FAILED" : "ok");
+    MPI_Finalize();
+    return failed;
+}
