@@ -563,11 +563,11 @@ static void test_random(int scale)
             for (int q = 0; q < sequences; q++) {
                 world *w = &(world){0};
                 bool fragmented = rng_below(4) == 0;
-                snprintf(context, sizeof context, "%dD %" PRIu64 "x%" PRIu64 "x%" PRIu64 " ranks %d seq %lu",
-                         g->ndims, g->n[0], g->n[1], g->n[2], ranks, total.sequences);
+                char base[128];
+                snprintf(base, sizeof base, "%dD %" PRIu64 "x%" PRIu64 "x%" PRIu64 " ranks %d seq %lu", g->ndims,
+                         g->n[0], g->n[1], g->n[2], ranks, total.sequences);
+                snprintf(context, sizeof context, "%s", base);
                 world_init(w, g, ranks, rng_below(2) == 0);
-                char base[256];
-                memcpy(base, context, sizeof base);
                 for (int step = 0; step < STEPS; step++) {
                     snprintf(context, sizeof context, "%s step %d", base, step);
                     if (!random_step(w, fragmented, &total))
@@ -677,10 +677,10 @@ static void test_oom(void)
         const grid *g = q % 2 ? &g3 : &g2;
         int ranks = 1 + (int)rng_below(5);
         world *w = &(world){0};
-        snprintf(context, sizeof context, "oom seq %d ranks %d", q, ranks);
+        char base[128];
+        snprintf(base, sizeof base, "oom seq %d ranks %d", q, ranks);
+        snprintf(context, sizeof context, "%s", base);
         world_init(w, g, ranks, false);
-        char base[256];
-        memcpy(base, context, sizeof base);
         /* Fragmented starting regions: on the heap. */
         for (int r = 0; r < ranks; r++) {
             hpl__region reg = {0};
