@@ -33,18 +33,26 @@ typedef struct hpl__rank_moves {
 
 /* `ranks` (1 .. HPL__MAX_RANKS) ranks; every rank holds `whole` valid when
  * valid_everywhere (an array made from the same data on each), else none
- * does. False on out-of-memory (nothing to free then). */
+ * does. False when `ranks` is out of that range (nothing to free then);
+ * allocates nothing. Regions given to the functions below lie inside
+ * `whole`; valid[r] for r >= ranks stays empty. */
 bool hpl__rank_state_init(hpl__rank_state *s, int ranks, const hpl__box *whole, bool valid_everywhere);
 void hpl__rank_state_free(hpl__rank_state *s);
 
 /* The moves that make each rank r hold need[r] (need has `ranks` regions,
- * each inside whole; NULL entries need nothing): for each rank in order,
- * each missing piece comes from the first rank after it (cyclically:
- * r + 1, r + 2, ...) that holds it. Pieces held nowhere are left out (no
- * data exists for them). moves must be zero-initialised or freed; it is
- * cleared first. The state is not changed (hpl__rank_state_moved). False on
+ * each inside whole; NULL entries need nothing): for each rank r in order
+ * 0, 1, ..., what it misses (need[r] minus valid[r]) comes piece by piece
+ * from the first rank after it (cyclically: r + 1, r + 2, ... mod ranks)
+ * that holds it, one move per box of the piece, in the piece's box order.
+ * So the moves are in order of dst, then of the source's distance after
+ * dst; no element moves twice to one rank, nor to a rank that holds it.
+ * Pieces held nowhere are left out (no data exists for them). moves must
+ * be zero-initialised or freed; it is cleared first (its array is kept
+ * for reuse). The state is not changed (hpl__rank_state_moved). False on
  * out-of-memory (moves empty then). */
 bool hpl__rank_state_plan(const hpl__rank_state *s, const hpl__region *const *need, hpl__rank_moves *moves);
+/* The changes below return false only on out-of-memory, and then change
+ * nothing. Their region may be one of the state's own (valid[q]). */
 /* Records that the moves ran: each dst holds its boxes. */
 bool hpl__rank_state_moved(hpl__rank_state *s, const hpl__rank_moves *moves);
 /* Rank r wrote `region`: r holds it, every other rank does not. */
@@ -56,7 +64,8 @@ bool hpl__rank_state_wrote_everywhere(hpl__rank_state *s, const hpl__region *reg
 bool hpl__rank_state_discard(hpl__rank_state *s, const hpl__region *region);
 /* out = the part of `within` that rank r holds and no rank before it does:
  * the ranks' shares of a reduction, each element counted once. out must be
- * initialised; false on out-of-memory. */
+ * initialised (or zero-initialised) and may be `within`; false on
+ * out-of-memory, out unchanged then. */
 bool hpl__rank_state_first_holder(const hpl__rank_state *s, int r, const hpl__region *within, hpl__region *out);
 
 void hpl__rank_moves_free(hpl__rank_moves *m);
