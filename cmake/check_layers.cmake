@@ -17,17 +17,22 @@
 #   api     the public functions and what only they use: contexts, arrays,
 #           kernels, planning an eval, the library's own kernels,
 #           assignment, reductions, hints, Vulkan interop on arrays, traces.
+#   mpi     above the public API (library hplvk_mpi, when built): the MPI
+#           transport. It may call only public functions (hpl_, never an
+#           internal hpl__ symbol), which libhplvk.so exports.
 # A file's layer is its directory. A file calls another when it uses an
 # hpl_/hpl__ symbol the other defines (nm: undefined here, defined there;
 # calls from inline functions of headers count for the file that includes
 # them). The check fails when
 #   - a file calls a file of a higher layer,
 #   - files call each other in a cycle (none is tolerated),
-#   - an object is in no layer's directory.
+#   - an object is in no layer's directory,
+#   - a file of a public-only layer (mpi) uses an internal hpl__ symbol.
 # VERBOSE prints every file's callees.
 cmake_minimum_required(VERSION 3.25)
 
-set(LAYERS base engine api)
+set(LAYERS base engine api mpi)
+set(PUBLIC_ONLY_LAYERS mpi) # may use hpl_ symbols only, never hpl__
 set(GENERATED_BASE hplvk_embedded) # built from shaders/, outside lib/
 
 string(REPLACE "|" ";" objects "${OBJECTS}")
@@ -65,7 +70,7 @@ foreach(obj IN LISTS objects)
         list(FIND LAYERS ${layer} level_${f})
         set(layer_of_${f} ${layer})
     else()
-        list(APPEND errors "${obj} is in no layer: put its source in lib/base, lib/engine or lib/api")
+        list(APPEND errors "${obj} is in no layer: put its source in lib/base, lib/engine, lib/api or lib/mpi")
     endif()
     execute_process(COMMAND "${NM}" -P "${obj}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
@@ -113,6 +118,22 @@ foreach(f IN LISTS files)
             list(APPEND errors "lib/${layer_of_${f}}/${f}.c calls lib/${layer_of_${t}}/${t}.c, a layer above it: ${syms}")
         endif()
     endforeach()
+endforeach()
+
+# Rule 1b: a public-only layer uses no internal symbol, defined here or not.
+foreach(f IN LISTS files)
+    if(layer_of_${f} IN_LIST PUBLIC_ONLY_LAYERS)
+        set(internal "")
+        foreach(sym IN LISTS uses_${f})
+            if(sym MATCHES "^hpl__")
+                list(APPEND internal ${sym})
+            endif()
+        endforeach()
+        if(internal)
+            list(JOIN internal " " syms)
+            list(APPEND errors "lib/${layer_of_${f}}/${f}.c uses internal symbols, but its layer may call only public functions: ${syms}")
+        endif()
+    endif()
 endforeach()
 
 # Rule 2: no cycles. Files that call no remaining file, or that no

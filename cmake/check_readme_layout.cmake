@@ -3,7 +3,7 @@
 #   cmake -DSOURCE_DIR=<repository root> -P cmake/check_readme_layout.cmake
 #
 # The section has one bullet per layer, "- **base**", "- **engine**",
-# "- **api**", naming the layer's files in backquotes. The check fails when
+# "- **api**", "- **mpi**", naming the layer's files in backquotes. The check fails when
 #   - a lib/<layer>/ source file is not named in its layer's bullet (a
 #     header counts as named when the .c of the same stem is: it is that
 #     file's interface; a header of its own, such as common.h, is named),
@@ -15,7 +15,7 @@ cmake_minimum_required(VERSION 3.25)
 if(NOT SOURCE_DIR)
     message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<repository root> -P check_readme_layout.cmake")
 endif()
-set(LAYERS base engine api)
+set(LAYERS base engine api mpi)
 
 file(READ "${SOURCE_DIR}/README.md" readme)
 string(FIND "${readme}" "\n## Layout\n" start)

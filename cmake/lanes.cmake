@@ -4,7 +4,8 @@
 #
 #   quick    the default run of every program: each tests/test_*.c and
 #            tests/unit_*.c as it is registered first (the test named like
-#            the program), each sample as sample_<program> with no
+#            the program), each tests/mpi program at each of its rank
+#            counts (<program>_ranks<k>), each sample as sample_<program> with no
 #            arguments, and the checks that are no program of the library's
 #            (layering, install_consumer, count_lines). Touches every
 #            part of the library; `ctest -L quick -j2` is the short run.
@@ -54,6 +55,12 @@ set(HPLVK_LANE_VARIANT_SUFFIXES
 # The lane of test <name> into <out> ("" when no rule names it).
 function(hplvk_lane_of name out)
     set(lane "")
+    # <program>_ranks<k> (matched apart: if() expands CMAKE_MATCH_1 before
+    # it matches).
+    set(mpi_program "")
+    if(name MATCHES "^(.+)_ranks[0-9]+$")
+        set(mpi_program "${CMAKE_MATCH_1}")
+    endif()
     if(name IN_LIST HPLVK_LANE_LONG)
         set(lane long)
     elseif(name IN_LIST HPLVK_LANE_QUICK)
@@ -63,6 +70,10 @@ function(hplvk_lane_of name out)
     elseif(name MATCHES "^(test|unit)_" AND TARGET ${name})
         # tests/: the program's own test, named like it, in the default
         # environment.
+        set(lane quick)
+    elseif(mpi_program AND TARGET "${mpi_program}")
+        # tests/mpi/: the program under mpiexec at that many ranks
+        # (hplvk_add_mpi_test, cmake/mpi_tests.cmake).
         set(lane quick)
     elseif(name MATCHES "^sample_(.+)$")
         # samples/: sample_<program> runs it with no arguments; any other

@@ -28,7 +28,8 @@ t0=$SECONDS
 # --- packages -----------------------------------------------------------------
 packages=(libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools
           vulkan-validationlayers libspirv-cross-c-shared-dev vulkan-tools
-          cmake gcc g++ make pkg-config libc6-dev python3)
+          cmake gcc g++ make pkg-config libc6-dev python3
+          libopenmpi-dev openmpi-bin)
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=()
     for p in "${packages[@]}"; do

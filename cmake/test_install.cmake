@@ -7,8 +7,17 @@
 # find_package(hplvk) and with pkg-config, and runs both programs, which also
 # run that offline-compiled kernel.
 #
+#
+# With -DMPI_CONSUMER_DIR (hplvk built with MPI): also checks that
+# hplvk_mpi is installed and builds tests/consumer_mpi against the prefix
+# with find_package(hplvk COMPONENTS mpi) and with pkg-config (hplvk-mpi),
+# and runs both under MPIEXEC at 2 ranks. Without it: checks that
+# find_package(hplvk COMPONENTS mpi) fails cleanly, naming the missing MPI.
+#
 #   cmake -DBUILD_DIR=... -DCONSUMER_DIR=... -DWORK_DIR=... -DC_COMPILER=...
-#         -DPKG_CONFIG=... -DGLSLC=... -DREADME=... [-DGENERATOR=...] -P test_install.cmake
+#         -DPKG_CONFIG=... -DGLSLC=... -DREADME=... [-DGENERATOR=...]
+#         [-DMPI_CONSUMER_DIR=... -DMPIEXEC=... -DMPIEXEC_NUMPROC_FLAG=...]
+#         [-DNO_MPI_CONSUMER_DIR=...] -P test_install.cmake
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var BUILD_DIR CONSUMER_DIR WORK_DIR C_COMPILER GLSLC README)
@@ -39,7 +48,8 @@ if(NOT n EQUAL 1)
     message(FATAL_ERROR "install_consumer: expected one libhplvk.so under ${prefix}, found: ${sonames}")
 endif()
 get_filename_component(libdir "${sonames}" DIRECTORY)
-foreach(f "${prefix}/include/hplvk.h" "${prefix}/include/hplvk.glsl" "${libdir}/pkgconfig/hplvk.pc"
+foreach(f "${prefix}/include/hplvk.h" "${prefix}/include/hplvk_transport.h" "${prefix}/include/hplvk.glsl"
+          "${libdir}/pkgconfig/hplvk.pc"
           "${libdir}/cmake/hplvk/hplvkConfig.cmake" "${libdir}/cmake/hplvk/hplvkConfigVersion.cmake")
     if(NOT EXISTS "${f}")
         message(FATAL_ERROR "install_consumer: ${f} was not installed")
@@ -84,4 +94,36 @@ run("build consumer (pkg-config)" "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${l
     sh -c "${sh_cmd}" sh "${CONSUMER_DIR}/consumer.c" "${WORK_DIR}/pc-consumer")
 run("run consumer (pkg-config)" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${WORK_DIR}/pc-consumer" "${spv}")
 
-message(STATUS "== install_consumer: README.md's example and both consumers passed")
+# 4. hplvk_mpi, when built: its package component and its pkg-config file.
+if(MPI_CONSUMER_DIR)
+    foreach(f "${prefix}/include/hplvk_mpi.h" "${libdir}/libhplvk_mpi.so.0" "${libdir}/pkgconfig/hplvk-mpi.pc"
+              "${libdir}/cmake/hplvk/hplvkMpiTargets.cmake")
+        if(NOT EXISTS "${f}")
+            message(FATAL_ERROR "install_consumer: ${f} was not installed")
+        endif()
+    endforeach()
+    message(STATUS "== consumer_mpi with find_package(hplvk COMPONENTS mpi)")
+    run("configure consumer_mpi" "${CMAKE_COMMAND}" ${gen} -S "${MPI_CONSUMER_DIR}" -B "${WORK_DIR}/cmake-build-mpi"
+        "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}" -DCMAKE_BUILD_TYPE=Release)
+    run("build consumer_mpi" "${CMAKE_COMMAND}" --build "${WORK_DIR}/cmake-build-mpi")
+    run("run consumer_mpi (CMake)" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH
+        "${MPIEXEC}" ${MPIEXEC_NUMPROC_FLAG} 2 "${WORK_DIR}/cmake-build-mpi/consumer_mpi")
+    message(STATUS "== consumer_mpi with pkg-config (hplvk-mpi)")
+    set(sh_cmd [["$CC" -std=c11 -Wall -Wextra -Werror "$1" $("$PKG_CONFIG" --cflags --libs hplvk-mpi) -Wl,-rpath,$("$PKG_CONFIG" --variable=libdir hplvk-mpi) -o "$2"]])
+    run("build consumer_mpi (pkg-config)" "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${libdir}/pkgconfig"
+        "PKG_CONFIG=${PKG_CONFIG}" "CC=${C_COMPILER}"
+        sh -c "${sh_cmd}" sh "${MPI_CONSUMER_DIR}/consumer_mpi.c" "${WORK_DIR}/pc-consumer_mpi")
+    run("run consumer_mpi (pkg-config)" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH
+        "${MPIEXEC}" ${MPIEXEC_NUMPROC_FLAG} 2 "${WORK_DIR}/pc-consumer_mpi")
+elseif(NO_MPI_CONSUMER_DIR)
+    message(STATUS "== find_package(hplvk COMPONENTS mpi) without hplvk_mpi: fails cleanly")
+    execute_process(COMMAND "${CMAKE_COMMAND}" ${gen} -S "${NO_MPI_CONSUMER_DIR}" -B "${WORK_DIR}/cmake-build-mpi"
+                            "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(rc EQUAL 0 OR NOT out MATCHES "built without MPI")
+        message(FATAL_ERROR "install_consumer: find_package(hplvk COMPONENTS mpi) of a build without MPI "
+                            "should fail naming it (${rc}):\n${out}")
+    endif()
+endif()
+
+message(STATUS "== install_consumer: README.md's example and the consumers passed")

@@ -28,7 +28,8 @@ extern "C" {
  * hpl_context_create_over with hpl_mpi_transport_make's transport. MPI is
  * initialised here (MPI_Init_thread, MPI_THREAD_FUNNELED) when the program
  * has not done it, and then finalised when the last context made here is
- * destroyed. Errors: those of hpl_context_create_over; HPL_ERROR_UNSUPPORTED
+ * destroyed (a failed call leaves MPI initialised: it cannot be initialised
+ * twice). Errors: those of hpl_context_create_over; HPL_ERROR_UNSUPPORTED
  * when MPI grants less than MPI_THREAD_FUNNELED; HPL_ERROR_INVALID_ARGUMENT
  * for MPI_COMM_NULL or an intercommunicator. */
 HPL_API int hpl_mpi_context_create(const hpl_context_desc *desc, MPI_Comm comm, hpl_context **out);

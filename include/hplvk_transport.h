@@ -78,6 +78,12 @@ typedef struct hpl_transport {
 HPL_API int hpl_context_create_over(const hpl_context_desc *desc, const hpl_transport *transport,
                                     hpl_context **out);
 
+/* For a transport library's own functions (hpl_mpi_context_create's checks
+ * before it reaches hpl_context_create_over): records message as this
+ * thread's hpl_last_error() and returns code, as the library's own failing
+ * calls do. */
+HPL_API int hpl_transport_fail(int code, const char *message);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,54 @@
+# Tests run under mpiexec (needs FindMPI's MPIEXEC_* variables: the
+# top-level CMakeLists.txt includes this file only when hplvk_mpi is built).
+#
+#   hplvk_add_mpi_test(NAME <name> RANKS <k> COMMAND <target> [<arg>...]
+#                      [ENVIRONMENT <VAR=value>...] [LABELS <label>...]
+#                      [TIMEOUT <seconds>])
+#
+# runs ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} <k> ${MPIEXEC_PREFLAGS}
+# $<TARGET_FILE:target> <arg>... ${MPIEXEC_POSTFLAGS}, in the environment of
+# every test (HPLVK_TEST_ENVIRONMENT) plus Open MPI's settings for this
+# kind of machine (harmless under MPICH: it ignores OMPI_*): running as root,
+# more ranks than cores, no single-copy shared memory (containers without
+# ptrace rights), yielding when idle (2 cores); then ENVIRONMENT. LABELS
+# adds to "mpi"; the lane comes from cmake/lanes.cmake (never give it here).
+# TIMEOUT defaults to HPLVK_TEST_TIMEOUT.
+include_guard(GLOBAL)
+
+set(HPLVK_MPI_TEST_ENVIRONMENT
+    "OMPI_ALLOW_RUN_AS_ROOT=1"
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    "OMPI_MCA_rmaps_base_oversubscribe=1"
+    "OMPI_MCA_btl_vader_single_copy_mechanism=none"
+    "OMPI_MCA_mpi_yield_when_idle=1")
+
+function(hplvk_add_mpi_test)
+    cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;RANKS;TIMEOUT" "COMMAND;ENVIRONMENT;LABELS")
+    if(arg_UNPARSED_ARGUMENTS)
+        message(FATAL_ERROR "hplvk_add_mpi_test: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+    endif()
+    if(NOT arg_NAME OR NOT arg_RANKS OR NOT arg_COMMAND)
+        message(FATAL_ERROR "hplvk_add_mpi_test: NAME, RANKS and COMMAND are required")
+    endif()
+    if(NOT arg_RANKS MATCHES "^[1-9][0-9]*$")
+        message(FATAL_ERROR "hplvk_add_mpi_test(${arg_NAME}): RANKS ${arg_RANKS} is not a positive number")
+    endif()
+    list(POP_FRONT arg_COMMAND target)
+    if(NOT TARGET ${target})
+        message(FATAL_ERROR "hplvk_add_mpi_test(${arg_NAME}): COMMAND ${target} is not a target")
+    endif()
+    if(NOT arg_TIMEOUT)
+        set(arg_TIMEOUT ${HPLVK_TEST_TIMEOUT})
+    endif()
+    add_test(NAME ${arg_NAME}
+        COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${arg_RANKS} ${MPIEXEC_PREFLAGS}
+                $<TARGET_FILE:${target}> ${arg_COMMAND} ${MPIEXEC_POSTFLAGS})
+    set(labels mpi ${arg_LABELS})
+    set(env ${HPLVK_TEST_ENVIRONMENT} ${HPLVK_MPI_TEST_ENVIRONMENT} ${arg_ENVIRONMENT})
+    set_tests_properties(${arg_NAME} PROPERTIES
+        LABELS "${labels}"
+        TIMEOUT ${arg_TIMEOUT}
+        PROCESSORS ${arg_RANKS}
+        ENVIRONMENT "${env}"
+        FAIL_REGULAR_EXPRESSION "${HPLVK_VALIDATION_FAIL_REGEX}")
+endfunction()
