@@ -58,8 +58,12 @@ function(hplvk_lane_of name out)
     # <program>_ranks<k> (matched apart: if() expands CMAKE_MATCH_1 before
     # it matches).
     set(mpi_program "")
+    set(mpi_variant_of "")
     if(name MATCHES "^(.+)_ranks[0-9]+$")
         set(mpi_program "${CMAKE_MATCH_1}")
+        if(mpi_program MATCHES "^(.+)_[^_]+$")
+            set(mpi_variant_of "${CMAKE_MATCH_1}")
+        endif()
     endif()
     if(name IN_LIST HPLVK_LANE_LONG)
         set(lane long)
@@ -75,6 +79,9 @@ function(hplvk_lane_of name out)
         # tests/mpi/: the program under mpiexec at that many ranks
         # (hplvk_add_mpi_test, cmake/mpi_tests.cmake).
         set(lane quick)
+    elseif(mpi_variant_of AND TARGET "${mpi_variant_of}")
+        # <program>_<what>_ranks<k>: the same in other devices (a variant).
+        set(lane variant)
     elseif(name MATCHES "^sample_(.+)$")
         # samples/: sample_<program> runs it with no arguments; any other
         # sample_<program>_<what> runs <program> with other arguments or

@@ -9,10 +9,12 @@
  *   hpl_context_destroy(ctx);                            // collective
  *
  * Every rank runs the same program; chapter 9 of hplvk.h says what each
- * call means across ranks. MPI calls are made by the library with the
- * context's lock held, from the thread calling hplvk: MPI_THREAD_FUNNELED
- * is enough when one thread calls hplvk (MPI_THREAD_SERIALIZED when
- * several do). */
+ * call means across ranks. The library makes its MPI calls with the
+ * context's lock held, from the thread calling hplvk, never from threads
+ * of its own: a program that calls hplvk from its main thread needs no
+ * more than the thread level MPI_Init gives (MPI_THREAD_SINGLE); one that
+ * calls MPI or hplvk from several threads needs MPI_THREAD_SERIALIZED and
+ * orders those calls itself. */
 #ifndef HPLVK_MPI_H
 #define HPLVK_MPI_H
 
@@ -29,9 +31,9 @@ extern "C" {
  * initialised here (MPI_Init_thread, MPI_THREAD_FUNNELED) when the program
  * has not done it, and then finalised when the last context made here is
  * destroyed (a failed call leaves MPI initialised: it cannot be initialised
- * twice). Errors: those of hpl_context_create_over; HPL_ERROR_UNSUPPORTED
- * when MPI grants less than MPI_THREAD_FUNNELED; HPL_ERROR_INVALID_ARGUMENT
- * for MPI_COMM_NULL or an intercommunicator. */
+ * twice). Errors: those of hpl_context_create_over; HPL_ERROR_TRANSPORT
+ * when MPI fails; HPL_ERROR_INVALID_ARGUMENT for MPI_COMM_NULL, an
+ * intercommunicator or MPI already finalized. */
 HPL_API int hpl_mpi_context_create(const hpl_context_desc *desc, MPI_Comm comm, hpl_context **out);
 
 /* The MPI transport alone: messages on a duplicate of comm (the program's

@@ -63,20 +63,8 @@ void hpl__plans_destroy_all(hpl_context *ctx);
  * (its default device list; span.c joins the ranks after). */
 int hpl__context_make(const hpl_context_desc *desc, const hpl_transport *over, hpl_context **out);
 
-/* span.c: contexts over ranks (hplvk_transport.h, hplvk.h chapter 9). Each
- * is called only when ctx->span is set, except hpl__span_free. */
-void hpl__span_free(hpl_context *ctx);
-/* A new root array's state across ranks (every rank holds its contents). */
-int hpl__span_array_init(hpl_context *ctx, hpl__array *root);
-void hpl__span_array_free(hpl__array *root);
-/* hpl_eval over the ranks: each rank runs its own devices' parts, after
- * receiving what they read from other ranks. */
-int hpl__span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs);
-/* Host access to view a: brings what the host will see (READ, or a ghost
- * part) to every rank first; afterwards (hpl__span_host_wrote) a write by
- * every rank alike leaves the owned box held by every rank. */
-int hpl__span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode);
-int hpl__span_host_wrote(hpl_context *ctx, hpl__array *a);
+/* span.c: contexts over ranks (hplvk_transport.h, hplvk.h chapter 9);
+ * the files below it call its work through ctx->span (engine.h). */
 /* HPL_ERROR_UNSUPPORTED naming `what` on a context over ranks. */
 int hpl__span_unsupported(const hpl_context *ctx, const char *what);
 

@@ -111,11 +111,12 @@ int hpl__array_make(hpl_context *ctx, const hpl_array_desc *desc, hpl__array **o
     a->root = a;
     a->host = desc->host;
     a->last_where = HPL_ON_HOST;
-    rc = ctx->span ? hpl__span_array_init(ctx, a) : HPL_OK;
+    rc = ctx->span ? ctx->span->array_init(ctx, a) : HPL_OK;
     if (rc == HPL_OK)
         rc = register_array(ctx, a, desc->name, NULL, NULL);
     if (rc != HPL_OK) {
-        hpl__span_array_free(a);
+        if (ctx->span)
+            ctx->span->array_free(a);
         hpl__coherence_free(&a->coherence);
         hpl__free(a);
         return rc;
@@ -370,7 +371,8 @@ static void free_storage(hpl_context *ctx, hpl__array *root)
     hpl__free(root->acquired);
     hpl__host_storage_free(ctx, root);
     hpl__push_destroy(root->push);
-    hpl__span_array_free(root);
+    if (ctx->span)
+        ctx->span->array_free(root);
     hpl__coherence_free(&root->coherence);
 }
 
@@ -622,7 +624,7 @@ static int access_locked(hpl_context *ctx, hpl_array handle, hpl_access mode, vo
     if (rc == HPL_OK)
         rc = hpl__acquired_check(ctx, a->root, &a->box, mode);
     if (rc == HPL_OK && ctx->span) {
-        rc = hpl__span_host_access(ctx, a, mode); /* may wait, the lock released: look a up again */
+        rc = ctx->span->host_access(ctx, a, mode); /* may wait, the lock released: look a up again */
         if (rc == HPL_OK)
             rc = hpl__array_get(ctx, handle, &a);
     }
@@ -631,7 +633,7 @@ static int access_locked(hpl_context *ctx, hpl_array handle, hpl_access mode, vo
     if (rc == HPL_OK && (mode & HPL_WRITE))
         rc = hpl__host_written(a);
     if (rc == HPL_OK && (mode & HPL_WRITE) && ctx->span)
-        rc = hpl__span_host_wrote(ctx, a);
+        rc = ctx->span->host_wrote(ctx, a);
     if (rc != HPL_OK) {
         hpl__error_prefix(fn);
         return rc;

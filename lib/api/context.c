@@ -268,7 +268,8 @@ void hpl_context_destroy(hpl_context *ctx)
     hpl__free(ctx->physical_info);
     hpl__free(ctx->subkernels);
     hpl__cache_destroy(&ctx->cache);
-    hpl__span_free(ctx);
+    if (ctx->span)
+        ctx->span->free(ctx);
     HPL__UNLOCK(ctx);
     pthread_mutex_destroy(&ctx->lock);
     pthread_mutex_destroy(&ctx->semaphore_lock);

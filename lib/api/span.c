@@ -15,6 +15,13 @@
 #include <stdio.h>
 #include <string.h>
 
+static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs);
+static int span_array_init(hpl_context *ctx, hpl__array *root);
+static void span_array_free(hpl__array *root);
+static int span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode);
+static int span_host_wrote(hpl_context *ctx, hpl__array *a);
+static void span_free(hpl_context *ctx);
+
 /* ---- joining ----------------------------------------------------------- */
 
 /* What each rank tells the others when the context is made. */
@@ -83,7 +90,9 @@ static int join(hpl_context *ctx, const hpl_transport *t, int rc)
         rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     } else {
         hpl__span *s = ctx->span;
-        s->transport = *t;
+        *s = (hpl__span){.transport = *t, .eval = span_eval, .array_init = span_array_init,
+                         .array_free = span_array_free, .host_access = span_host_access,
+                         .host_wrote = span_host_wrote, .free = span_free};
         s->rank = t->rank;
         s->ranks = t->ranks;
         for (int r = 0; r < t->ranks; r++) {
@@ -126,10 +135,8 @@ int hpl_context_create_over(const hpl_context_desc *desc, const hpl_transport *t
     return HPL_OK;
 }
 
-void hpl__span_free(hpl_context *ctx)
+static void span_free(hpl_context *ctx)
 {
-    if (!ctx->span)
-        return;
     ctx->span->transport.destroy(ctx->span->transport.user);
     hpl__free(ctx->span);
     ctx->span = NULL;
@@ -143,7 +150,7 @@ int hpl__span_unsupported(const hpl_context *ctx, const char *what)
 
 /* ---- arrays ------------------------------------------------------------- */
 
-int hpl__span_array_init(hpl_context *ctx, hpl__array *root)
+static int span_array_init(hpl_context *ctx, hpl__array *root)
 {
     root->ranks = hpl__calloc(1, sizeof *root->ranks);
     if (root->ranks && hpl__rank_state_init(root->ranks, ctx->span->ranks, &root->coherence.whole, true))
@@ -153,7 +160,7 @@ int hpl__span_array_init(hpl_context *ctx, hpl__array *root)
     return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
 }
 
-void hpl__span_array_free(hpl__array *root)
+static void span_array_free(hpl__array *root)
 {
     if (!root->ranks)
         return;
@@ -427,7 +434,7 @@ static void remember_split(const eval_shape *e, const hpl_arg *args, const int *
     }
 }
 
-int hpl__span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
 {
     hpl__span *sp = ctx->span;
     if (launch->domains)
@@ -545,7 +552,7 @@ int hpl__span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, c
 
 /* ---- host access ---------------------------------------------------------- */
 
-int hpl__span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode)
+static int span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode)
 {
     if (!(mode & HPL_READ) && hpl__box_equal(&a->box, &a->owned))
         return HPL_OK;
@@ -565,7 +572,7 @@ int hpl__span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode)
     return rc;
 }
 
-int hpl__span_host_wrote(hpl_context *ctx, hpl__array *a)
+static int span_host_wrote(hpl_context *ctx, hpl__array *a)
 {
     (void)ctx;
     hpl__region r;

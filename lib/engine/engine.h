@@ -211,6 +211,9 @@ typedef struct hpl__device {
 
 /* ---- contexts over ranks ---------------------------------------------- */
 
+struct hpl__array;
+struct hpl__kernel;
+
 /* A context that spans ranks (hplvk_transport.h, api/span.c): its devices
  * are every rank's, in rank order; ctx->devices are this rank's own, global
  * devices first .. first + ctx->device_count - 1. */
@@ -222,6 +225,15 @@ typedef struct hpl__span {
     int owner[HPL__MAX_DEVICES];            /* the rank of each global device */
     hpl_device_info info[HPL__MAX_DEVICES]; /* of each global device */
     uint64_t sent_bytes, sent_count, received_bytes, received_count; /* boxes to and from other ranks */
+    /* api/span.c's work, called through here by the files it builds on
+     * (context.c, array.c, eval.c), which never name span.c. */
+    int (*eval)(hpl_context *ctx, struct hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                size_t nargs);
+    int (*array_init)(hpl_context *ctx, struct hpl__array *root);
+    void (*array_free)(struct hpl__array *root);
+    int (*host_access)(hpl_context *ctx, struct hpl__array *a, hpl_access mode);
+    int (*host_wrote)(hpl_context *ctx, struct hpl__array *a);
+    void (*free)(hpl_context *ctx);
 } hpl__span;
 
 /* This rank's index of global device g of a context over ranks, or -1 when

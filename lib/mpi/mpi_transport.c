@@ -14,12 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* TEMPORARY: hpl_context_create_over is being written in lib/api; until
- * libhplvk defines it, the reference is weak so that hplvk_mpi links
- * (hpl_mpi_context_create then fails with HPL_ERROR_UNSUPPORTED). Remove
- * this once lib/api defines it. */
-#pragma weak hpl_context_create_over
-
 /* The tag of every point-to-point message: the duplicate communicator is
  * the library's alone, and MPI's non-overtaking rule matches the messages
  * between two ranks in the order both lists give them. */
@@ -213,7 +207,7 @@ static int piece_type(const hpl_transport_message *m, int split, const uint64_t 
         char text[MPI_MAX_ERROR_STRING];
         mpi_text(rc, text);
         snprintf(what, what_size, "making its datatype: %s", text);
-        return HPL_ERROR_INTERNAL;
+        return HPL_ERROR_TRANSPORT;
     }
     return HPL_OK;
 }
@@ -306,7 +300,7 @@ static int mpi_exchange(void *user, const hpl_transport_message *messages, size_
                 char text[MPI_MAX_ERROR_STRING];
                 mpi_text(rc, text);
                 snprintf(what, sizeof what, "%s: %s", m->send ? "MPI_Isend" : "MPI_Irecv", text);
-                result = message_fail(HPL_ERROR_INTERNAL, m, i, what, error, error_size);
+                result = message_fail(HPL_ERROR_TRANSPORT, m, i, what, error, error_size);
                 break;
             }
             types[posted] = type;
@@ -333,9 +327,9 @@ static int mpi_exchange(void *user, const hpl_transport_message *messages, size_
             mpi_text(bad < posted ? statuses[bad].MPI_ERROR : rc, text);
             snprintf(what, sizeof what, "MPI_Waitall: %s", text);
             if (bad < posted)
-                result = message_fail(HPL_ERROR_INTERNAL, &messages[owner[bad]], owner[bad], what, error, error_size);
+                result = message_fail(HPL_ERROR_TRANSPORT, &messages[owner[bad]], owner[bad], what, error, error_size);
             else
-                result = fail(HPL_ERROR_INTERNAL, error, error_size,
+                result = fail(HPL_ERROR_TRANSPORT, error, error_size,
                               "MPI transport: %zu messages with ranks starting with rank %d: %s", count,
                               messages[0].peer, what);
         }
@@ -360,7 +354,7 @@ static int mpi_allgather(void *user, const void *mine, size_t bytes, void *all, 
     if (rc != MPI_SUCCESS) {
         char text[MPI_MAX_ERROR_STRING];
         mpi_text(rc, text);
-        return fail(HPL_ERROR_INTERNAL, error, error_size, "MPI transport: MPI_Allgather of %zu bytes per rank: %s",
+        return fail(HPL_ERROR_TRANSPORT, error, error_size, "MPI transport: MPI_Allgather of %zu bytes per rank: %s",
                     bytes, text);
     }
     return HPL_OK;
@@ -444,7 +438,7 @@ static int transport_make(const char *fn, MPI_Comm comm, hpl_transport *out)
         free(t);
         mpi_text(rc, text);
         snprintf(msg, sizeof msg, "%s: %s: %s", fn, step, text);
-        return hpl_transport_fail(HPL_ERROR_INTERNAL, msg);
+        return hpl_transport_fail(HPL_ERROR_TRANSPORT, msg);
     }
     int rank = 0, ranks = 1, node_rank = 0, node_ranks = 1;
     MPI_Comm_rank(t->comm, &rank);
@@ -487,10 +481,6 @@ int hpl_mpi_context_create(const hpl_context_desc *desc, MPI_Comm comm, hpl_cont
         snprintf(msg, sizeof msg, "%s: out is NULL", fn);
         return hpl_transport_fail(HPL_ERROR_INVALID_ARGUMENT, msg);
     }
-    if (!hpl_context_create_over) {
-        snprintf(msg, sizeof msg, "%s: this libhplvk has no hpl_context_create_over", fn);
-        return hpl_transport_fail(HPL_ERROR_UNSUPPORTED, msg);
-    }
 
     /* MPI initialised here when the program has not done it; a failure
      * below leaves it initialised (MPI cannot be initialised twice), and
@@ -510,25 +500,13 @@ int hpl_mpi_context_create(const hpl_context_desc *desc, MPI_Comm comm, hpl_cont
             char text[MPI_MAX_ERROR_STRING];
             mpi_text(mrc, text);
             snprintf(msg, sizeof msg, "%s: MPI_Init_thread: %s", fn, text);
-            rc = hpl_transport_fail(HPL_ERROR_INTERNAL, msg);
+            rc = hpl_transport_fail(HPL_ERROR_TRANSPORT, msg);
         } else {
             library_initialised_mpi = true;
-            if (provided < MPI_THREAD_FUNNELED) {
-                snprintf(msg, sizeof msg, "%s: MPI grants thread level %d, less than MPI_THREAD_FUNNELED", fn,
-                         provided);
-                rc = hpl_transport_fail(HPL_ERROR_UNSUPPORTED, msg);
-            }
-        }
-    } else {
-        int provided = MPI_THREAD_SINGLE;
-        MPI_Query_thread(&provided);
-        if (provided < MPI_THREAD_FUNNELED) {
-            snprintf(msg, sizeof msg,
-                     "%s: the program initialised MPI with thread level %d, less than MPI_THREAD_FUNNELED", fn,
-                     provided);
-            rc = hpl_transport_fail(HPL_ERROR_UNSUPPORTED, msg);
         }
     }
+    /* Any thread level will do: the library calls MPI only from the
+     * thread that calls it (hplvk_mpi.h). */
     pthread_mutex_unlock(&init_lock);
     if (rc != HPL_OK)
         return rc;

@@ -6,7 +6,7 @@
  * byte is checked against the sender's pattern and every byte of the
  * receiver's array outside the box against what it held before. Also
  * allgather, messages the transport refuses, and hpl_mpi_context_create's
- * checks and its failure path through a stand-in hpl_context_create_over. */
+ * checks. */
 #include <hplvk_mpi.h>
 
 #include <assert.h>
@@ -40,28 +40,6 @@ static uint64_t next(void)
 static uint64_t below(uint64_t n)
 {
     return next() % n;
-}
-
-/* TEMPORARY stand-in for hpl_context_create_over (being written in
- * lib/api): checks the transport it is given, gathers once, destroys it and
- * fails, as the real one does on failure. Remove once libhplvk has it. */
-static int stand_in_calls;
-int hpl_context_create_over(const hpl_context_desc *desc, const hpl_transport *transport, hpl_context **out)
-{
-    (void)desc;
-    (void)out;
-    stand_in_calls++;
-    CHECK(transport->rank == me && transport->ranks == ranks, "stand-in: rank %d of %d", transport->rank,
-          transport->ranks);
-    int *all = calloc((size_t)ranks, sizeof *all);
-    char error[256] = "";
-    int rc = transport->allgather(transport->user, &me, sizeof me, all, error, sizeof error);
-    CHECK(rc == HPL_OK, "stand-in allgather: %s", error);
-    for (int r = 0; r < ranks && rc == HPL_OK; r++)
-        CHECK(all[r] == r, "stand-in allgather: [%d] = %d", r, all[r]);
-    free(all);
-    transport->destroy(transport->user);
-    return HPL_ERROR_UNSUPPORTED;
 }
 
 typedef struct box {
@@ -231,15 +209,11 @@ int main(int argc, char **argv)
     if (me == 0)
         printf("mpi_transport: %d ranks, seed %" PRIu64 " (rerun: mpi_transport %" PRIu64 ")\n", ranks, seed, seed);
 
-    /* hpl_mpi_context_create: a null communicator, then the failure path
-     * through the stand-in (which destroys the transport). */
+    /* hpl_mpi_context_create: a null communicator. */
     hpl_context *ctx = NULL;
     int rc = hpl_mpi_context_create(NULL, MPI_COMM_NULL, &ctx);
     CHECK(rc == HPL_ERROR_INVALID_ARGUMENT && strstr(hpl_last_error(), "MPI_COMM_NULL"),
           "MPI_COMM_NULL: %s (%s)", hpl_error_name(rc), hpl_last_error());
-    rc = hpl_mpi_context_create(NULL, MPI_COMM_WORLD, &ctx);
-    CHECK(rc == HPL_ERROR_UNSUPPORTED && stand_in_calls == 1 && ctx == NULL,
-          "through the stand-in: %s, %d calls", hpl_error_name(rc), stand_in_calls);
     rc = hpl_mpi_transport_make(MPI_COMM_NULL, &(hpl_transport){0});
     CHECK(rc == HPL_ERROR_INVALID_ARGUMENT, "transport over MPI_COMM_NULL: %s", hpl_error_name(rc));
 
