@@ -474,7 +474,7 @@ static void error_tables(void)
 #undef CODE
     };
     size_t n = sizeof codes / sizeof codes[0];
-    CHECK(n == 19, "%zu codes", n);
+    CHECK(n == 21, "%zu codes", n);
     for (size_t i = 0; i < n; i++) {
         const char *s = hpl_error_string(codes[i]), *nm = hpl_error_name(codes[i]);
         CHECK(s && s[0], "hpl_error_string(%d) empty", codes[i]);
