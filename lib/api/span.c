@@ -12,6 +12,7 @@
 #include "rank_state.h"
 #include "subkernel.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -148,10 +149,113 @@ int hpl__span_unsupported(const hpl_context *ctx, const char *what)
                      ctx->span->ranks);
 }
 
+/* ---- agreeing (validation) ---------------------------------------------- */
+
+/* What each rank tells the others of a collective call under validation:
+ * how it went so far and what it was. */
+typedef struct agree_record {
+    uint64_t hash; /* of the whole description */
+    int32_t status;
+    char text[500]; /* its start, for messages */
+} agree_record;
+
+static uint64_t text_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Under validation, every rank tells the others what collective call it
+ * is making (`text`) and whether it failed so far (rc): a call that differs
+ * between ranks, or that failed on some rank only, fails on every rank
+ * with a message naming the ranks and the difference, rather than leaving
+ * the others waiting for messages that never come. Without validation,
+ * returns rc. */
+static int agree(hpl_context *ctx, int rc, const char *text)
+{
+    hpl__span *sp = ctx->span;
+    if (!ctx->validation || sp->ranks < 2)
+        return rc;
+    agree_record *all = hpl__calloc((size_t)sp->ranks + 1, sizeof *all);
+    if (!all)
+        return rc != HPL_OK ? rc : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    agree_record *mine = &all[sp->ranks];
+    mine->status = rc;
+    const char *said = rc != HPL_OK ? hpl_last_error() : text;
+    snprintf(mine->text, sizeof mine->text, "%s", said);
+    mine->hash = text_hash(said);
+    char error[512] = "";
+    int sent = sp->transport.allgather(sp->transport.user, mine, sizeof *mine, all, error, sizeof error);
+    if (sent != HPL_OK) {
+        hpl__free(all);
+        return rc != HPL_OK ? rc : hpl__fail(sent, "the ranks could not compare their calls: %s", error);
+    }
+    int failed = -1, differs = -1;
+    for (int r = 0; r < sp->ranks; r++) {
+        if (all[r].status != HPL_OK && failed < 0)
+            failed = r;
+        if (all[r].hash != all[0].hash && differs < 0)
+            differs = r;
+    }
+    if (rc == HPL_OK && failed >= 0)
+        rc = hpl__fail(HPL_ERROR_RANKS_DIFFER, "rank %d of %d failed this call (\"%s\"), so every rank fails it", failed,
+                       sp->ranks, all[failed].text);
+    else if (rc == HPL_OK && differs >= 0)
+        rc = hpl__fail(HPL_ERROR_RANKS_DIFFER,
+                       "the ranks made different calls (every rank must make the same collective calls in the same "
+                       "order): rank 0: %s; rank %d: %s",
+                       all[0].text, differs, all[differs].text);
+    hpl__free(all);
+    return rc;
+}
+
+/* A growing description (truncated at its size: the hash then misses
+ * nothing that fits). */
+typedef struct describer {
+    char *buf;
+    size_t size, used;
+} describer;
+
+static void describe(describer *d, const char *fmt, ...) HPL__PRINTF(2, 3);
+static void describe(describer *d, const char *fmt, ...)
+{
+    if (d->used >= d->size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(d->buf + d->used, d->size - d->used, fmt, ap);
+    va_end(ap);
+    d->used = n < 0 ? d->size : HPL__MIN(d->size, d->used + (size_t)n);
+}
+
+static void describe_view(describer *d, const hpl__array *a)
+{
+    const hpl__array *root = a->root;
+    describe(d, "%s %dd array %llux%llux%llu, view [%llu,%llu,%llu]..[%llu,%llu,%llu)", hpl_type_name(a->type),
+             root->ndims, (unsigned long long)root->dims[0], (unsigned long long)root->dims[1],
+             (unsigned long long)root->dims[2], (unsigned long long)a->box.lo[0], (unsigned long long)a->box.lo[1],
+             (unsigned long long)a->box.lo[2], (unsigned long long)a->box.hi[0], (unsigned long long)a->box.hi[1],
+             (unsigned long long)a->box.hi[2]);
+    if (!hpl__box_equal(&a->box, &a->owned))
+        describe(d, " owning [%llu,%llu,%llu]..[%llu,%llu,%llu)", (unsigned long long)a->owned.lo[0],
+                 (unsigned long long)a->owned.lo[1], (unsigned long long)a->owned.lo[2],
+                 (unsigned long long)a->owned.hi[0], (unsigned long long)a->owned.hi[1],
+                 (unsigned long long)a->owned.hi[2]);
+}
+
 /* ---- arrays ------------------------------------------------------------- */
 
 static int span_array_init(hpl_context *ctx, hpl__array *root)
 {
+    char text[256];
+    describer d = {text, sizeof text, 0};
+    describe(&d, "hpl_array_create: ");
+    describe_view(&d, root);
+    int rc = agree(ctx, HPL_OK, text);
+    if (rc != HPL_OK)
+        return rc;
     root->ranks = hpl__calloc(1, sizeof *root->ranks);
     if (root->ranks && hpl__rank_state_init(root->ranks, ctx->span->ranks, &root->coherence.whole, true))
         return HPL_OK;
@@ -453,8 +557,37 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
     for (int i = count - 1; i >= 0; i--)
         if (hpl__span_local(sp, devices[i]) >= 0)
             probe = hpl__span_local(sp, devices[i]);
-    eval_shape e;
+    eval_shape e = {0};
     rc = eval_shape_of(ctx, k, launch, args, nargs, annotated, probe, &e);
+    if (ctx->validation) {
+        char text[2048];
+        describer d = {text, sizeof text, 0};
+        uint64_t code = 1469598103934665603ull; /* the kernel itself: its generic SPIR-V */
+        for (size_t w = 0; w < k->variants[0].words; w++)
+            code = (code ^ k->variants[0].spirv[w]) * 1099511628211ull;
+        describe(&d, "hpl_eval(%s, SPIR-V %016llx) global %llu,%llu,%llu local %u,%u,%u halos_first %d on", k->name,
+                 (unsigned long long)code,
+                 (unsigned long long)launch->global[0], (unsigned long long)launch->global[1],
+                 (unsigned long long)launch->global[2], launch->local[0], launch->local[1], launch->local[2],
+                 launch->halos_first);
+        for (int i = 0; i < count; i++)
+            describe(&d, " %d", devices[i]);
+        for (int i = 0; launch->shares && i < count; i++)
+            describe(&d, " share %.17g", launch->shares[i]);
+        for (int i = 0; rc == HPL_OK && i < e.arg_count; i++) {
+            describe(&d, "; argument %d: ", i);
+            if (e.arrays[i]) {
+                describe_view(&d, e.arrays[i]);
+                if (args[i].part.on)
+                    describe(&d, " split along %d, overlap %lld", args[i].part.dim, (long long)args[i].part.overlap);
+            } else {
+                uint64_t bits = 0;
+                memcpy(&bits, &args[i].value, hpl_type_size(args[i].type) <= sizeof bits ? hpl_type_size(args[i].type) : 0);
+                describe(&d, "%s 0x%llx", hpl_type_name(args[i].type), (unsigned long long)bits);
+            }
+        }
+        rc = agree(ctx, rc, text);
+    }
     if (rc != HPL_OK)
         return rc;
     /* Each device's piece of the split dimension, as on one process. */
@@ -554,6 +687,15 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
 
 static int span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode)
 {
+    if (ctx->validation) {
+        char text[256];
+        describer d = {text, sizeof text, 0};
+        describe(&d, "host access (%s) of ", mode == HPL_READ ? "read" : mode == HPL_WRITE ? "write" : "read and write");
+        describe_view(&d, a);
+        int rc = agree(ctx, HPL_OK, text);
+        if (rc != HPL_OK)
+            return rc;
+    }
     if (!(mode & HPL_READ) && hpl__box_equal(&a->box, &a->owned))
         return HPL_OK;
     span_use *u = hpl__calloc(1, sizeof *u);
