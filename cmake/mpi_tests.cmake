@@ -52,3 +52,47 @@ function(hplvk_add_mpi_test)
         ENVIRONMENT "${env}"
         FAIL_REGULAR_EXPRESSION "${HPLVK_VALIDATION_FAIL_REGEX}")
 endfunction()
+
+#   hplvk_add_mpi_abort_test(NAME <name> RANKS <k> COMMAND <target> [<arg>...]
+#                            MESSAGE <regex> [LIMIT <seconds>]
+#                            [ENVIRONMENT <VAR=value>...] [LABELS <label>...])
+#
+# A job that must fail as a whole (a rank dies or exits): the same mpiexec
+# command line and environment as hplvk_add_mpi_test, run by
+# cmake/mpi_expect_abort.cmake, which passes when mpiexec exits non-zero
+# within LIMIT seconds (default 30) with output matching MESSAGE. The
+# test's own TIMEOUT is LIMIT + 30 s.
+function(hplvk_add_mpi_abort_test)
+    cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;RANKS;MESSAGE;LIMIT" "COMMAND;ENVIRONMENT;LABELS")
+    if(arg_UNPARSED_ARGUMENTS)
+        message(FATAL_ERROR "hplvk_add_mpi_abort_test: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+    endif()
+    if(NOT arg_NAME OR NOT arg_RANKS OR NOT arg_COMMAND OR NOT arg_MESSAGE)
+        message(FATAL_ERROR "hplvk_add_mpi_abort_test: NAME, RANKS, COMMAND and MESSAGE are required")
+    endif()
+    if(NOT arg_LIMIT)
+        set(arg_LIMIT 30)
+    endif()
+    list(POP_FRONT arg_COMMAND target)
+    if(NOT TARGET ${target})
+        message(FATAL_ERROR "hplvk_add_mpi_abort_test(${arg_NAME}): COMMAND ${target} is not a target")
+    endif()
+    set(mpiexec ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${arg_RANKS} ${MPIEXEC_PREFLAGS})
+    set(program $<TARGET_FILE:${target}> ${arg_COMMAND})
+    string(REPLACE ";" "$<SEMICOLON>" mpiexec "${mpiexec}")
+    string(REPLACE ";" "$<SEMICOLON>" program "${program}")
+    string(REPLACE ";" "$<SEMICOLON>" postflags "${MPIEXEC_POSTFLAGS}")
+    add_test(NAME ${arg_NAME}
+        COMMAND ${CMAKE_COMMAND} "-DMPIEXEC=${mpiexec}" "-DPROGRAM=${program}" "-DPOSTFLAGS=${postflags}"
+                "-DMESSAGE=${arg_MESSAGE}" "-DLIMIT=${arg_LIMIT}"
+                -P "${PROJECT_SOURCE_DIR}/cmake/mpi_expect_abort.cmake")
+    math(EXPR timeout "${arg_LIMIT} + 30")
+    set(labels mpi ${arg_LABELS})
+    set(env ${HPLVK_TEST_ENVIRONMENT} ${HPLVK_MPI_TEST_ENVIRONMENT} ${arg_ENVIRONMENT})
+    set_tests_properties(${arg_NAME} PROPERTIES
+        LABELS "${labels}"
+        TIMEOUT ${timeout}
+        PROCESSORS ${arg_RANKS}
+        ENVIRONMENT "${env}"
+        FAIL_REGULAR_EXPRESSION "${HPLVK_VALIDATION_FAIL_REGEX}")
+endfunction()

@@ -38,8 +38,11 @@ static int transport_check(const hpl_transport *t)
     if (!t->exchange || !t->allgather || !t->destroy)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "transport.%s is NULL",
                          !t->exchange ? "exchange" : !t->allgather ? "allgather" : "destroy");
-    if (t->ranks < 1 || t->ranks > HPL__MAX_RANKS)
-        return hpl__fail(HPL_ERROR_UNSUPPORTED, "transport.ranks is %d: a context spans 1 to %d ranks", t->ranks,
+    if (t->ranks < 1)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "transport.ranks is %d: a context spans 1 rank or more",
+                         t->ranks);
+    if (t->ranks > HPL__MAX_RANKS)
+        return hpl__fail(HPL_ERROR_UNSUPPORTED, "transport.ranks is %d: a context spans at most %d ranks", t->ranks,
                          HPL__MAX_RANKS);
     if (t->rank < 0 || t->rank >= t->ranks)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "transport.rank is %d, outside 0 .. %d", t->rank, t->ranks - 1);
@@ -111,10 +114,10 @@ static int join(hpl_context *ctx, const hpl_transport *t, int rc)
 
 int hpl_context_create_over(const hpl_context_desc *desc, const hpl_transport *transport, hpl_context **out)
 {
-    if (!out || !transport)
-        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_context_create_over: %s is NULL",
-                         !out ? "out" : "transport");
-    int rc = transport_check(transport);
+    if (!transport)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_context_create_over: transport is NULL");
+    int rc = out ? transport_check(transport)
+                 : hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "out is NULL");
     if (rc == HPL_OK && desc && desc->vulkan)
         rc = hpl__fail(HPL_ERROR_UNSUPPORTED, "hpl_context_desc.vulkan: Vulkan interop does not span ranks");
     if (rc != HPL_OK) {
