@@ -15,7 +15,9 @@
 # TIMEOUT defaults to HPLVK_TEST_TIMEOUT.
 include_guard(GLOBAL)
 
-set(HPLVK_MPI_TEST_ENVIRONMENT
+# A global property, not a variable: the guard above includes this file
+# once, into whichever directory comes first, and every directory reads it.
+set_property(GLOBAL PROPERTY HPLVK_MPI_TEST_ENVIRONMENT
     "OMPI_ALLOW_RUN_AS_ROOT=1"
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
     "OMPI_MCA_rmaps_base_oversubscribe=1"
@@ -44,7 +46,8 @@ function(hplvk_add_mpi_test)
         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${arg_RANKS} ${MPIEXEC_PREFLAGS}
                 $<TARGET_FILE:${target}> ${arg_COMMAND} ${MPIEXEC_POSTFLAGS})
     set(labels mpi ${arg_LABELS})
-    set(env ${HPLVK_TEST_ENVIRONMENT} ${HPLVK_MPI_TEST_ENVIRONMENT} ${arg_ENVIRONMENT})
+    get_property(mpi_env GLOBAL PROPERTY HPLVK_MPI_TEST_ENVIRONMENT)
+    set(env ${HPLVK_TEST_ENVIRONMENT} ${mpi_env} ${arg_ENVIRONMENT})
     set_tests_properties(${arg_NAME} PROPERTIES
         LABELS "${labels}"
         TIMEOUT ${arg_TIMEOUT}
@@ -88,7 +91,8 @@ function(hplvk_add_mpi_abort_test)
                 -P "${PROJECT_SOURCE_DIR}/cmake/mpi_expect_abort.cmake")
     math(EXPR timeout "${arg_LIMIT} + 30")
     set(labels mpi ${arg_LABELS})
-    set(env ${HPLVK_TEST_ENVIRONMENT} ${HPLVK_MPI_TEST_ENVIRONMENT} ${arg_ENVIRONMENT})
+    get_property(mpi_env GLOBAL PROPERTY HPLVK_MPI_TEST_ENVIRONMENT)
+    set(env ${HPLVK_TEST_ENVIRONMENT} ${mpi_env} ${arg_ENVIRONMENT})
     set_tests_properties(${arg_NAME} PROPERTIES
         LABELS "${labels}"
         TIMEOUT ${timeout}

@@ -67,6 +67,23 @@ int hpl__context_make(const hpl_context_desc *desc, const hpl_transport *over, h
  * the files below it call its work through ctx->span (engine.h). */
 /* HPL_ERROR_UNSUPPORTED naming `what` on a context over ranks. */
 int hpl__span_unsupported(const hpl_context *ctx, const char *what);
+/* Under validation, the ranks compare the call (the text, and view a when
+ * not NULL) and how it went so far (rc): one that differs, or failed on
+ * some rank, fails on every rank (HPL_ERROR_RANKS_DIFFER). Returns rc
+ * otherwise. */
+int hpl__span_agree(hpl_context *ctx, int rc, const hpl__array *a, const char *fmt, ...) HPL__PRINTF(4, 5);
+/* `where` of a fill, assignment or prefetch of a (HPL_WHERE_LAST_USED: its
+ * last_where, a global device index on such a context): *resolved the
+ * global device or HPL_ON_HOST; *local this rank's index of it, -1 when
+ * another rank holds it, HPL_ON_HOST for the host; *owner its rank, -1
+ * for the host (every rank's own). */
+int hpl__span_where(const hpl_context *ctx, const hpl__array *a, int where, int *resolved, int *local, int *owner);
+/* Collective: rank `to` (-1: every rank) receives what it lacks of view a
+ * from the ranks that hold it. */
+int hpl__span_bring(hpl_context *ctx, hpl__array *a, int to);
+/* Collective: rank `by` wrote view a's owned box (-1: every rank wrote the
+ * same values on its host); the other ranks' memories no longer hold it. */
+int hpl__span_wrote(hpl_context *ctx, hpl__array *a, int by);
 
 /* trace.c: HPLVK_TRACE at context creation (a bad path is a warning), and
  * the trace written and the event log freed at its destruction. */

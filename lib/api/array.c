@@ -111,12 +111,8 @@ int hpl__array_make(hpl_context *ctx, const hpl_array_desc *desc, hpl__array **o
     a->root = a;
     a->host = desc->host;
     a->last_where = HPL_ON_HOST;
-    rc = ctx->span ? ctx->span->array_init(ctx, a) : HPL_OK;
-    if (rc == HPL_OK)
-        rc = register_array(ctx, a, desc->name, NULL, NULL);
+    rc = register_array(ctx, a, desc->name, NULL, NULL);
     if (rc != HPL_OK) {
-        if (ctx->span)
-            ctx->span->array_free(a);
         hpl__coherence_free(&a->coherence);
         hpl__free(a);
         return rc;
@@ -133,6 +129,11 @@ int hpl_array_create(hpl_context *ctx, const hpl_array_desc *desc, hpl_array *ou
     HPL__LOCK(ctx);
     hpl__array *a = NULL;
     int rc = hpl__array_make(ctx, desc, &a);
+    if (ctx->span) { /* collective: every rank makes it, or none */
+        rc = ctx->span->array_init(ctx, rc == HPL_OK ? a : NULL, rc);
+        if (rc != HPL_OK && a)
+            hpl__array_drop(ctx, a);
+    }
     if (rc == HPL_OK)
         out->id = a->id;
     else

@@ -47,12 +47,11 @@ static void fill_host(hpl__array *a, const void *value)
     hpl__box_runs(&a->owned, whole, whole, hpl__no_shift, fill_run, &j);
 }
 
-static int fill_locked(hpl_context *ctx, hpl_array handle, const void *value, int where)
+/* Fills at `where`, this process's device index or HPL_ON_HOST. */
+static int fill_at(hpl_context *ctx, hpl_array handle, const void *value, int where)
 {
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
-    if (rc == HPL_OK)
-        rc = where_of(ctx, a, where, &where);
     if (rc != HPL_OK)
         return rc;
     if (where != HPL_ON_HOST) {
@@ -73,12 +72,43 @@ static int fill_locked(hpl_context *ctx, hpl_array handle, const void *value, in
     return rc;
 }
 
+/* On a context over ranks: the rank of device `where` fills (every rank
+ * its host for HPL_ON_HOST), and the others forget the owned box. */
+static int fill_span(hpl_context *ctx, hpl_array handle, hpl__array *a, const void *value, int where)
+{
+    int local = -1, owner = -1;
+    uint64_t bits = 0;
+    memcpy(&bits, value, HPL__MIN(sizeof bits, hpl_type_size(a->type)));
+    int rc = hpl__span_where(ctx, a, where, &where, &local, &owner);
+    rc = hpl__span_agree(ctx, rc, a, "hpl_array_fill(0x%llx, where %d)", (unsigned long long)bits, where);
+    if (rc == HPL_OK && local != -1)
+        rc = fill_at(ctx, handle, value, local);
+    if (rc == HPL_OK)
+        rc = hpl__array_get(ctx, handle, &a);
+    if (rc == HPL_OK)
+        rc = hpl__span_wrote(ctx, a, owner);
+    if (rc == HPL_OK)
+        a->last_where = where;
+    return rc;
+}
+
+static int fill_locked(hpl_context *ctx, hpl_array handle, const void *value, int where)
+{
+    hpl__array *a = NULL;
+    int rc = hpl__array_get(ctx, handle, &a);
+    if (rc == HPL_OK && ctx->span)
+        return fill_span(ctx, handle, a, value, where);
+    if (rc == HPL_OK)
+        rc = where_of(ctx, a, where, &where);
+    return rc == HPL_OK ? fill_at(ctx, handle, value, where) : rc;
+}
+
 int hpl_array_fill(hpl_context *ctx, hpl_array array, const void *value, int where)
 {
     if (!ctx || !value)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_fill: %s is NULL", !ctx ? "ctx" : "value");
     HPL__LOCK(ctx);
-    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_fill") : hpl__inflight_wait(ctx);
+    int rc = hpl__inflight_wait(ctx);
     if (rc == HPL_OK)
         rc = fill_locked(ctx, array, value, where);
     if (rc != HPL_OK)
@@ -185,6 +215,43 @@ static int assign_on_device(hpl_context *ctx, hpl__array *dst, hpl__array *src, 
     return rc;
 }
 
+/* On a context over ranks: the rank of device `where` (every rank for
+ * HPL_ON_HOST) receives what it lacks of src and assigns; the others
+ * forget dst's owned box. */
+static int assign_span(hpl_context *ctx, hpl_array dst_handle, hpl_array src_handle, int rc, int where)
+{
+    hpl__array *dst = NULL, *src = NULL;
+    int local = -1, owner = -1;
+    if (rc == HPL_OK)
+        rc = hpl__array_get(ctx, dst_handle, &dst);
+    if (rc == HPL_OK)
+        rc = hpl__array_get(ctx, src_handle, &src);
+    if (rc == HPL_OK)
+        rc = hpl__span_where(ctx, dst, where, &where, &local, &owner);
+    rc = hpl__span_agree(ctx, rc, dst, "hpl_array_assign(where %d, from %llu,%llu,%llu)", where,
+                         src ? (unsigned long long)src->box.lo[0] : 0ull, src ? (unsigned long long)src->box.lo[1] : 0ull,
+                         src ? (unsigned long long)src->box.lo[2] : 0ull);
+    if (rc == HPL_OK)
+        rc = hpl__span_bring(ctx, src, owner);
+    if (rc == HPL_OK && local != -1) {
+        if (local == HPL_ON_HOST) {
+            rc = assign_on_host(ctx, dst_handle, src_handle);
+        } else if ((rc = hpl__array_get(ctx, dst_handle, &dst)) == HPL_OK &&
+                   (rc = hpl__array_get(ctx, src_handle, &src)) == HPL_OK) {
+            rc = assign_on_device(ctx, dst, src, local);
+        }
+    }
+    if (rc == HPL_OK)
+        rc = hpl__array_get(ctx, dst_handle, &dst);
+    if (rc == HPL_OK)
+        rc = hpl__array_get(ctx, src_handle, &src);
+    if (rc == HPL_OK)
+        rc = hpl__span_wrote(ctx, dst, owner);
+    if (rc == HPL_OK)
+        dst->last_where = src->last_where = where;
+    return rc;
+}
+
 static int assign_locked(hpl_context *ctx, hpl_array dst_handle, hpl_array src_handle, int where)
 {
     hpl__array *dst = NULL, *src = NULL;
@@ -193,6 +260,8 @@ static int assign_locked(hpl_context *ctx, hpl_array dst_handle, hpl_array src_h
         rc = hpl__array_get(ctx, src_handle, &src);
     if (rc == HPL_OK)
         rc = check_pair(dst, src);
+    if (ctx->span)
+        return assign_span(ctx, dst_handle, src_handle, rc, where);
     if (rc == HPL_OK)
         rc = where_of(ctx, dst, where, &where);
     if (rc != HPL_OK)
@@ -210,7 +279,7 @@ int hpl_array_assign(hpl_context *ctx, hpl_array dst, hpl_array src, int where)
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_assign: ctx is NULL");
     HPL__LOCK(ctx);
-    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_assign") : hpl__inflight_wait(ctx);
+    int rc = hpl__inflight_wait(ctx);
     if (rc == HPL_OK)
         rc = assign_locked(ctx, dst, src, where);
     if (rc != HPL_OK)

@@ -6,6 +6,7 @@
 #include "access.h"
 #include "acquired.h"
 #include "inflight.h"
+#include "rank_state.h"
 #include "transfer.h"
 
 /* Prefetch to a device: an operation that only reads the view there, so
@@ -48,12 +49,36 @@ static int prefetch_to_host(hpl_context *ctx, hpl__array *a)
     return rc;
 }
 
+/* On a context over ranks: to a device, its rank receives what it lacks
+ * first; to the host, each rank prefetches what it holds (a read then
+ * brings the rest). */
+static int prefetch_span(hpl_context *ctx, hpl_array handle, hpl__array *a, int where)
+{
+    int local = -1, owner = -1;
+    int rc = where == HPL_WHERE_LAST_USED
+                 ? hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "where = %d is neither a device nor HPL_ON_HOST", where)
+                 : hpl__span_where(ctx, a, where, &where, &local, &owner);
+    rc = hpl__span_agree(ctx, rc, a, "hpl_array_prefetch(where %d)", where);
+    if (rc == HPL_OK && owner >= 0)
+        rc = hpl__span_bring(ctx, a, owner);
+    if (rc == HPL_OK)
+        rc = hpl__array_get(ctx, handle, &a);
+    if (rc != HPL_OK || local == -1)
+        return rc;
+    rc = local == HPL_ON_HOST ? prefetch_to_host(ctx, a) : prefetch_to_device(ctx, a, local);
+    if (rc == HPL_OK)
+        a->last_where = where;
+    return rc;
+}
+
 static int prefetch_locked(hpl_context *ctx, hpl_array handle, int where)
 {
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
     if (rc != HPL_OK)
         return rc;
+    if (ctx->span)
+        return prefetch_span(ctx, handle, a, where);
     if (where == HPL_ON_HOST)
         return prefetch_to_host(ctx, a);
     if (where < 0 || where >= ctx->device_count)
@@ -67,7 +92,7 @@ int hpl_array_prefetch(hpl_context *ctx, hpl_array array, int where)
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_prefetch: ctx is NULL");
     HPL__LOCK(ctx);
-    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_prefetch") : hpl__inflight_wait(ctx);
+    int rc = hpl__inflight_wait(ctx);
     if (rc == HPL_OK)
         rc = prefetch_locked(ctx, array, where);
     if (rc != HPL_OK)
@@ -83,6 +108,8 @@ static int discard_locked(hpl_context *ctx, hpl_array handle)
 {
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
+    if (ctx->span) /* on every rank: no rank holds it any more */
+        rc = hpl__span_agree(ctx, rc, rc == HPL_OK ? a : NULL, "hpl_array_discard");
     if (rc != HPL_OK)
         return rc;
     hpl__coherence *c = &a->root->coherence;
@@ -92,6 +119,8 @@ static int discard_locked(hpl_context *ctx, hpl_array handle)
     for (int m = 0; ok && m < c->count; m++)
         if (c->mem[m].used)
             ok = hpl__coherence_invalidate(c, m, &owned);
+    if (ok && a->root->ranks)
+        ok = hpl__rank_state_discard(a->root->ranks, &owned);
     hpl__region_free(&owned);
     return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory discarding '%s'", a->name);
 }
@@ -101,7 +130,7 @@ int hpl_array_discard(hpl_context *ctx, hpl_array array)
     if (!ctx)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "hpl_array_discard: ctx is NULL");
     HPL__LOCK(ctx);
-    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_discard") : discard_locked(ctx, array);
+    int rc = discard_locked(ctx, array);
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_discard");
     HPL__UNLOCK(ctx);

@@ -7,6 +7,7 @@
 
 #include "acquired.h"
 #include "copy.h"
+#include "rank_state.h"
 #include "storage.h"
 #include "transfer.h"
 
@@ -151,7 +152,8 @@ static bool add_run(plan *p, int device, const hpl__box *box)
 }
 
 /* Gives each device the part of a's box valid in its buffers (first come,
- * in device order), the host what is left. */
+ * in device order), the host what is left. Over ranks, this rank reduces
+ * only what it holds and no rank before it does. */
 static bool plan_make(hpl_context *ctx, const hpl__array *a, plan *p)
 {
     const hpl__array *root = a->root;
@@ -159,6 +161,8 @@ static bool plan_make(hpl_context *ctx, const hpl__array *a, plan *p)
     hpl__region take;
     hpl__region_init(&take);
     bool ok = hpl__region_set_box(&p->host, &a->box);
+    if (ok && root->ranks)
+        ok = hpl__rank_state_first_holder(root->ranks, ctx->span->rank, &p->host, &p->host);
     for (int i = 0; ok && i < root->instance_count; i++) {
         const hpl__instance *inst = &root->instances[i];
         if (!hpl__reduce_supported(&ctx->devices[inst->device], root->type))
@@ -221,30 +225,108 @@ static int combine(hpl_context *ctx, hpl_array handle, hpl__array *partials, con
     return rc;
 }
 
+/* into = into op from (from first when into has nothing): the partial
+ * values of the ranks, combined in rank order. */
+static void acc_merge(acc *into, const acc *from)
+{
+    if (!from->have)
+        return;
+    if (!into->have) {
+        *into = *from;
+        return;
+    }
+    bool f = into->type == HPL_FLOAT32 || into->type == HPL_FLOAT64;
+    bool u = into->type == HPL_UINT32 || into->type == HPL_UINT64;
+    switch (into->op) {
+    case HPL_REDUCE_SUM:
+        if (f)
+            into->v.f += from->v.f;
+        else
+            into->v.u += from->v.u; /* signed too: wrapping, on the bits */
+        break;
+    case HPL_REDUCE_PRODUCT:
+        if (f)
+            into->v.f *= from->v.f;
+        else
+            into->v.u *= from->v.u;
+        break;
+    case HPL_REDUCE_MIN:
+        if (f ? from->v.f < into->v.f : u ? from->v.u < into->v.u : from->v.i < into->v.i)
+            into->v = from->v;
+        break;
+    case HPL_REDUCE_MAX:
+        if (f ? from->v.f > into->v.f : u ? from->v.u > into->v.u : from->v.i > into->v.i)
+            into->v = from->v;
+        break;
+    }
+}
+
+/* What each rank sends of a reduction over ranks. */
+typedef struct rank_partial {
+    acc value;
+    int32_t status; /* HPL_OK, or why its part failed */
+} rank_partial;
+
+/* Over ranks: every rank's partial value, combined in rank order, so that
+ * every rank gets the same result. Every rank calls it, also when its own
+ * part failed (rc), so that none waits for it: then every rank fails. */
+static int combine_ranks(hpl_context *ctx, int rc, acc *sum)
+{
+    hpl__span *sp = ctx->span;
+    rank_partial *all = hpl__calloc((size_t)sp->ranks + 1, sizeof *all);
+    if (!all)
+        return rc != HPL_OK ? rc : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    rank_partial *mine = &all[sp->ranks]; /* zeroed: padding is sent too */
+    mine->value.type = sum->type;
+    mine->value.op = sum->op;
+    mine->value.have = sum->have;
+    mine->value.v = sum->v;
+    mine->status = rc;
+    char error[512] = "";
+    int sent = sp->transport.allgather(sp->transport.user, mine, sizeof *mine, all, error, sizeof error);
+    if (rc == HPL_OK && sent != HPL_OK)
+        rc = hpl__fail(sent, "the ranks could not combine their partial values: %s", error);
+    acc total = {.type = sum->type, .op = sum->op};
+    for (int r = 0; rc == HPL_OK && r < sp->ranks; r++) {
+        if (all[r].status != HPL_OK)
+            rc = hpl__fail(HPL_ERROR_RANKS_DIFFER, "rank %d of %d failed its part of the reduction: %s", r, sp->ranks,
+                           hpl_error_string(all[r].status));
+        acc_merge(&total, &all[r].value);
+    }
+    if (rc == HPL_OK)
+        *sum = total;
+    hpl__free(all);
+    return rc;
+}
+
 static int reduce_locked(hpl_context *ctx, hpl_array handle, hpl_reduction op, void *result)
 {
     hpl__array *a = NULL;
     int rc = hpl__array_get(ctx, handle, &a);
+    if (ctx->span)
+        rc = hpl__span_agree(ctx, rc, rc == HPL_OK ? a : NULL, "hpl_array_reduce(op %d)", (int)op);
     if (rc != HPL_OK)
         return rc;
     hpl__array *root = a->root;
+    hpl_type type = a->type;
     rc = hpl__acquired_check(ctx, root, &a->box, HPL_READ);
     if (rc == HPL_OK)
         rc = hpl__take_error(ctx, root);
     if (rc == HPL_OK)
         rc = hpl__host_storage_ensure(root);
-    if (rc != HPL_OK)
-        return rc;
     plan p = {0};
     hpl__region_init(&p.host);
     hpl__array *partials = NULL;
-    rc = plan_make(ctx, a, &p) ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc == HPL_OK)
+        rc = plan_make(ctx, a, &p) ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (rc == HPL_OK)
         rc = submit_runs(ctx, root, &p, op, &partials);
-    acc sum = {.type = a->type, .op = op};
+    acc sum = {.type = type, .op = op};
     hpl__handle partials_id = partials ? partials->id : 0;
     if (rc == HPL_OK)
         rc = combine(ctx, handle, partials, &p, &sum);
+    if (ctx->span)
+        rc = combine_ranks(ctx, rc, &sum);
     if (partials_id && hpl__array_get(ctx, (hpl_array){partials_id}, &partials) == HPL_OK)
         hpl__array_drop(ctx, partials);
     plan_free(&p);
@@ -262,7 +344,7 @@ int hpl_array_reduce(hpl_context *ctx, hpl_array array, hpl_reduction op, void *
                          "hpl_array_reduce: op %d is not an hpl_reduction (HPL_REDUCE_SUM, _PRODUCT, _MIN, _MAX)",
                          (int)op);
     HPL__LOCK(ctx);
-    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_array_reduce") : reduce_locked(ctx, array, op, result);
+    int rc = reduce_locked(ctx, array, op, result);
     if (rc != HPL_OK)
         hpl__error_prefix("hpl_array_reduce");
     HPL__UNLOCK(ctx);

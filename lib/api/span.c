@@ -17,7 +17,7 @@
 #include <string.h>
 
 static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs);
-static int span_array_init(hpl_context *ctx, hpl__array *root);
+static int span_array_init(hpl_context *ctx, hpl__array *root, int rc);
 static void span_array_free(hpl__array *root);
 static int span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode);
 static int span_host_wrote(hpl_context *ctx, hpl__array *a);
@@ -250,13 +250,14 @@ static void describe_view(describer *d, const hpl__array *a)
 
 /* ---- arrays ------------------------------------------------------------- */
 
-static int span_array_init(hpl_context *ctx, hpl__array *root)
+static int span_array_init(hpl_context *ctx, hpl__array *root, int rc)
 {
     char text[256];
     describer d = {text, sizeof text, 0};
     describe(&d, "hpl_array_create: ");
-    describe_view(&d, root);
-    int rc = agree(ctx, HPL_OK, text);
+    if (root)
+        describe_view(&d, root);
+    rc = agree(ctx, rc, text);
     if (rc != HPL_OK)
         return rc;
     root->ranks = hpl__calloc(1, sizeof *root->ranks);
@@ -682,6 +683,16 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
         rc = record_writes(ctx, uses, used);
     if (rc == HPL_OK && e.annotated)
         remember_split(&e, args, devices, pieces, count);
+    /* HPL_WHERE_LAST_USED: the last device of the eval with a part, as on
+     * one process, by its global index on every rank. */
+    for (int j = count - 1; rc == HPL_OK && j >= 0; j--) {
+        if (pieces[j].lo >= pieces[j].hi)
+            continue;
+        for (int i = 0; i < e.arg_count; i++)
+            if (e.arrays[i])
+                e.arrays[i]->last_where = devices[j];
+        break;
+    }
     uses_free(uses, used);
     return rc;
 }
@@ -725,4 +736,79 @@ static int span_host_wrote(hpl_context *ctx, hpl__array *a)
     bool ok = hpl__region_set_box(&r, &a->owned) && hpl__rank_state_wrote_everywhere(a->root->ranks, &r);
     hpl__region_free(&r);
     return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+}
+
+/* ---- the other collective calls (assign.c, hint.c, reduce.c) ------------- */
+
+int hpl__span_agree(hpl_context *ctx, int rc, const hpl__array *a, const char *fmt, ...)
+{
+    if (!ctx->validation || ctx->span->ranks < 2)
+        return rc;
+    char text[512];
+    describer d = {text, sizeof text, 0};
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    d.used = n < 0 ? 0 : HPL__MIN(sizeof text, (size_t)n);
+    if (a) {
+        describe(&d, " of ");
+        describe_view(&d, a);
+    }
+    return agree(ctx, rc, text);
+}
+
+int hpl__span_where(const hpl_context *ctx, const hpl__array *a, int where, int *resolved, int *local, int *owner)
+{
+    const hpl__span *sp = ctx->span;
+    if (where == HPL_WHERE_LAST_USED)
+        where = a->last_where;
+    if (where == HPL_ON_HOST) {
+        *resolved = *local = HPL_ON_HOST;
+        *owner = -1;
+        return HPL_OK;
+    }
+    if (where < 0 || where >= sp->device_count)
+        return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE,
+                         "where = %d is neither a device (the context has %d over %d ranks) nor HPL_ON_HOST or "
+                         "HPL_WHERE_LAST_USED",
+                         where, sp->device_count, sp->ranks);
+    *resolved = where;
+    *local = hpl__span_local(sp, where);
+    *owner = sp->owner[where];
+    return HPL_OK;
+}
+
+int hpl__span_bring(hpl_context *ctx, hpl__array *a, int to)
+{
+    span_use *u = hpl__calloc(1, sizeof *u);
+    if (!u)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    int n = 0;
+    use_of(u, &n, a->root);
+    u->needs = true;
+    int rc = HPL_OK;
+    for (int r = 0; rc == HPL_OK && r < ctx->span->ranks; r++)
+        if ((to < 0 || r == to) && !hpl__region_set_box(&u->need[r], &a->box))
+            rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc == HPL_OK)
+        rc = exchange(ctx, u, n);
+    uses_free(u, n);
+    return rc;
+}
+
+int hpl__span_wrote(hpl_context *ctx, hpl__array *a, int by)
+{
+    if (by < 0)
+        return span_host_wrote(ctx, a);
+    span_use *u = hpl__calloc(1, sizeof *u);
+    if (!u)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    int n = 0;
+    use_of(u, &n, a->root);
+    u->writes = true;
+    int rc = hpl__region_set_box(&u->written[by], &a->owned) ? record_writes(ctx, u, n)
+                                                             : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    uses_free(u, n);
+    return rc;
 }

@@ -229,7 +229,7 @@ typedef struct hpl__span {
      * (context.c, array.c, eval.c), which never name span.c. */
     int (*eval)(hpl_context *ctx, struct hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
                 size_t nargs);
-    int (*array_init)(hpl_context *ctx, struct hpl__array *root);
+    int (*array_init)(hpl_context *ctx, struct hpl__array *root, int rc); /* root NULL when rc says why not */
     void (*array_free)(struct hpl__array *root);
     int (*host_access)(hpl_context *ctx, struct hpl__array *a, hpl_access mode);
     int (*host_wrote)(hpl_context *ctx, struct hpl__array *a);
