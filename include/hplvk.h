@@ -10,6 +10,7 @@
  *                                 7. eval: running a kernel
  *   4. Arrays, host access,       8. Environment variables
  *      subarrays, statistics      9. Traces
+ *                                10. Contexts over ranks (MPI)
  * Vulkan interop (a context on the application's own VkDevices, and the
  * application's Vulkan work on arrays' buffers) is in <hplvk_vulkan.h>.
  *
@@ -318,11 +319,11 @@ typedef struct hpl_device_info {
     bool shares_vkdevice;          /* on queues of a VkDevice that other logical devices of its physical
                                     * device use too (HPLVK_LOGICAL_DEVICES=queues, chapter 8) */
     uint64_t memory_limit;         /* bytes of arrays it may hold (hpl_context_desc.device_memory_limit) */
-    int rank;                      /* the rank that opened it (a context over ranks, chapter 9); else 0 */
+    int rank;                      /* the rank that opened it (a context over ranks, chapter 10); else 0 */
 } hpl_device_info;
 
 /* Number of devices opened in the context (at least 1); in a context over
- * ranks (chapter 9), every rank's, in rank order. */
+ * ranks (chapter 10), every rank's, in rank order. */
 HPL_API int hpl_device_count(hpl_context *ctx);
 HPL_API int hpl_device_get_info(hpl_context *ctx, int device, hpl_device_info *out);
 /* The index of the nth (0-based) opened device whose type is in type_mask,
@@ -623,7 +624,7 @@ typedef struct hpl_stats {
     int device_count;
     hpl_device_stats device[16];
     hpl_device_stats total; /* sums (resident/peak: sums of the devices') */
-    /* A context over ranks (chapter 9): bytes and boxes this rank sent to
+    /* A context over ranks (chapter 10): bytes and boxes this rank sent to
      * and received from the other ranks (array elements only; device[]
      * counts this rank's own devices, numbered from 0). */
     uint64_t rank_sent_bytes, rank_sent_count;
@@ -1627,6 +1628,82 @@ HPL_API int hpl_trace_begin(hpl_context *ctx, const char *path);
  * The trace is over in every case. hpl_context_destroy ends a trace still
  * being recorded. */
 HPL_API int hpl_trace_end(hpl_context *ctx);
+
+/* ======================================================================
+ * 10. Contexts over ranks (MPI)
+ * ======================================================================
+ *
+ * A context made by hpl_mpi_context_create (<hplvk_mpi.h>, library
+ * hplvk_mpi) or hpl_context_create_over (<hplvk_transport.h>) spans the
+ * ranks of a communicator: every rank runs the same program, opens only its
+ * own devices (its own HPLVK_DEVICES or device list; with none, GPU number
+ * r on a machine with a GPU for each of its r ranks, else the default), and
+ * sees every rank's devices, numbered in rank order: hpl_device_count,
+ * hpl_device_get_info (hpl_device_info.rank) and every device index given
+ * to a call (launch.device(s), `where`, plan devices) are global. A
+ * context made without a communicator behaves as on one process, also
+ * inside an MPI program. At most 16 devices and 16 ranks in all.
+ *
+ * Collective calls. Every rank makes the same collective calls, in the same
+ * order, with the same arguments (the same kernels, extents, annotations,
+ * scalars, devices): context creation and destruction, hpl_array_create,
+ * hpl_eval, host access (hpl_array_access, _read, _write), hpl_array_fill,
+ * _assign, _prefetch, _discard, _reduce. Local to each rank: kernels,
+ * subarrays and parts (views: handles may differ between ranks), stats,
+ * info, hpl_array_wait, hpl_finish, hpl_array_destroy. Under validation
+ * (hpl_context_desc.validation, HPLVK_VALIDATION=1) the ranks compare
+ * each collective call first: one that differs, or that failed on some
+ * rank only, fails on every rank with HPL_ERROR_RANKS_DIFFER, the message
+ * naming the rank and both calls; nothing has changed then. Without
+ * validation such a program is wrong and may wait forever. A rank that
+ * dies or exits ends the job (mpirun's status is non-zero).
+ *
+ * Where data is. Every rank keeps the same record of which rank holds
+ * which region of each array valid (in its host storage or a device), so
+ * each derives the same moves without asking: a box a rank's devices (or
+ * its host) are about to read and do not hold moves from the host storage
+ * of the next rank that holds it into this rank's host storage, by one
+ * message, and only the boxes that are missing (an eval's halo rows, not
+ * its parts). hpl_stats counts them (rank_sent_bytes, _received_bytes).
+ *
+ *   hpl_eval    splits the domain over the eval's devices of every rank as
+ *               on one process (launch.shares: one per device of the eval);
+ *               each rank runs its own devices' parts after receiving what
+ *               they read. An argument written by parts on several ranks
+ *               must be annotated (HPL_ERROR_UNSUPPORTED otherwise).
+ *               launch.domains does not span ranks (HPL_ERROR_UNSUPPORTED).
+ *   host access every rank's host sees the whole (sub)array: HPL_READ
+ *               brings to every rank what it lacks; HPL_WRITE is a write
+ *               by every rank alike — every rank must write the same
+ *               values, and then every rank holds them (a rank's host
+ *               holds what it wrote, read or received, not the whole array
+ *               until it reads it: host memory is committed as touched).
+ *   fill, assign at a device: its rank receives what it lacks of the source
+ *               and runs it; the other ranks no longer hold the owned box.
+ *               HPL_ON_HOST: every rank does it on its host.
+ *               HPL_WHERE_LAST_USED: the same global device on every rank.
+ *   prefetch    to a device: its rank receives what it lacks; to the host:
+ *               each rank fetches what it holds (a read brings the rest).
+ *   discard     no rank holds the owned box any more.
+ *   reduce      each rank reduces what it holds and no rank before it
+ *               does; the partial values combine in rank order, so every
+ *               rank gets the same result (a float sum may differ from
+ *               one process's in its last bits: another order).
+ *   hpl_array_part   the parts of the last split, over every rank's
+ *               devices (the device it returns is global).
+ *
+ * Not across ranks yet (HPL_ERROR_UNSUPPORTED naming the call): execution
+ * plans (hpl_plan_create), Vulkan interop, launch.domains. A trace
+ * (chapter 9, hpl_trace_begin or HPLVK_TRACE, the same path on every
+ * rank) is written by each rank into its own file, the path with
+ * ".rank<r>" before its extension, its host and devices named "rank r
+ * ..." as processes of their own (process ids from 100 r), so that the
+ * ranks' files show side by side; moves between ranks are not events in
+ * it yet.
+ *
+ * Threads. The library calls MPI from the thread that calls it, with the
+ * context's lock held, never from threads of its own (<hplvk_mpi.h>).
+ */
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
  *   ... the same hplvk program as on one process ...
  *   hpl_context_destroy(ctx);                            // collective
  *
- * Every rank runs the same program; chapter 9 of hplvk.h says what each
+ * Every rank runs the same program; chapter 10 of hplvk.h says what each
  * call means across ranks. The library makes its MPI calls with the
  * context's lock held, from the thread calling hplvk, never from threads
  * of its own: a program that calls hplvk from its main thread needs no

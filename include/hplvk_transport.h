@@ -2,7 +2,7 @@
  *
  * A context made over a transport spans ranks: every rank runs the same
  * program, opens only its own devices, and sees every rank's devices, in
- * rank order (chapter 9 of hplvk.h says what each call means across ranks).
+ * rank order (chapter 10 of hplvk.h says what each call means across ranks).
  * The library moves what a rank's devices need from another rank through
  * the transport, between the two ranks' host storage.
  *

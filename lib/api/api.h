@@ -63,7 +63,7 @@ void hpl__plans_destroy_all(hpl_context *ctx);
  * (its default device list; span.c joins the ranks after). */
 int hpl__context_make(const hpl_context_desc *desc, const hpl_transport *over, hpl_context **out);
 
-/* span.c: contexts over ranks (hplvk_transport.h, hplvk.h chapter 9);
+/* span.c: contexts over ranks (hplvk_transport.h, hplvk.h chapter 10);
  * the files below it call its work through ctx->span (engine.h). */
 /* HPL_ERROR_UNSUPPORTED naming `what` on a context over ranks. */
 int hpl__span_unsupported(const hpl_context *ctx, const char *what);

@@ -208,7 +208,7 @@ int hpl__context_make(const hpl_context_desc *desc, const hpl_transport *over, h
         rc = hpl__submitters_start(ctx);
     if (rc == HPL_OK)
         rc = hpl__progress_start(ctx);
-    if (rc == HPL_OK)
+    if (rc == HPL_OK && !over) /* over ranks: once they joined (span.c) */
         hpl__trace_from_env(ctx);
     if (rc != HPL_OK) {
         hpl__error_prefix("hpl_context_create");

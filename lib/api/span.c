@@ -1,4 +1,4 @@
-/* Contexts over ranks (hplvk_transport.h, hplvk.h chapter 9): joining the
+/* Contexts over ranks (hplvk_transport.h, hplvk.h chapter 10): joining the
  * ranks into one context, and what an eval or a host access moves between
  * them. Every rank keeps the same state of where each array is valid across
  * ranks (rank_state.h) and changes it by the same collective calls, so each
@@ -129,6 +129,8 @@ int hpl_context_create_over(const hpl_context_desc *desc, const hpl_transport *t
     hpl_context *ctx = NULL;
     rc = hpl__context_make(desc, transport, &ctx);
     rc = join(ctx, transport, rc);
+    if (rc == HPL_OK)
+        hpl__trace_from_env(ctx);
     if (rc != HPL_OK) {
         hpl__error_prefix("hpl_context_create_over");
         hpl_context_destroy(ctx); /* no span yet: the transport is not its */

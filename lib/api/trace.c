@@ -27,8 +27,11 @@ typedef struct hpl__trace {
     uint64_t begin_ns;
 } hpl__trace;
 
-#define HOST_PID 1
-#define DEVICE_PID(d) (2 + (d))
+/* Process ids: each rank's own block (a context over ranks), so that the
+ * ranks' files show as distinct processes side by side. */
+#define RANK_PIDS 100
+#define HOST_PID (1 + w->pid_base)
+#define DEVICE_PID(d) (2 + w->pid_base + (d))
 #define COMPUTE_TID 1
 #define TRANSFER_TID 2
 
@@ -102,6 +105,7 @@ typedef struct writer {
     uint64_t origin;      /* host ns of ts 0 */
     uint64_t queue_end[2 * HPL__MAX_DEVICES]; /* end of the last host-timed event per device queue */
     bool any;
+    int pid_base; /* RANK_PIDS times the rank */
 } writer;
 
 static const char *direction_name(hpl__copy_direction d)
@@ -246,7 +250,11 @@ static void put_event(void *user, const hpl__event *e, uint64_t begin, uint64_t 
 static void put_track_names(writer *w, const uint32_t *threads, int thread_count)
 {
     FILE *f = w->f;
-    fprintf(f, "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"host\"}},", HOST_PID);
+    const hpl__span *sp = w->ctx->span;
+    char host[32] = "host";
+    if (sp)
+        snprintf(host, sizeof host, "rank %d host", sp->rank);
+    fprintf(f, "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"%s\"}},", HOST_PID, host);
     fprintf(f, "\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"sort_index\":0}},", HOST_PID);
     for (int i = 0; i < thread_count; i++)
         fprintf(f, "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" PRIu32
@@ -254,7 +262,10 @@ static void put_track_names(writer *w, const uint32_t *threads, int thread_count
                 HOST_PID, threads[i], threads[i]);
     for (int d = 0; d < w->ctx->device_count; d++) {
         char name[300];
-        snprintf(name, sizeof name, "device %d (%s)", d, w->ctx->devices[d].info.name);
+        if (sp)
+            snprintf(name, sizeof name, "rank %d device %d (%s)", sp->rank, sp->first + d, w->ctx->devices[d].info.name);
+        else
+            snprintf(name, sizeof name, "device %d (%s)", d, w->ctx->devices[d].info.name);
         fprintf(f, "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":", DEVICE_PID(d));
         put_string(f, name);
         fprintf(f, "}},\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"sort_index\":%d}},",
@@ -328,7 +339,9 @@ static void write_json(writer *w)
 
 /* ---- begin and end --------------------------------------------------------------- */
 
-static int trace_start(hpl_context *ctx, const char *path, const char *started_by)
+static char *tagged(const char *path, const char *tag, unsigned n);
+
+static int trace_open(hpl_context *ctx, const char *path, const char *started_by)
 {
     if (ctx->trace)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "a trace into '%s' is already being recorded (started by %s)",
@@ -358,12 +371,25 @@ static int trace_start(hpl_context *ctx, const char *path, const char *started_b
     return HPL_OK;
 }
 
+/* Over several ranks, each rank writes its own file: path with
+ * ".rank<r>" before its extension. */
+static int trace_start(hpl_context *ctx, const char *path, const char *started_by)
+{
+    if (!ctx->span || ctx->span->ranks < 2)
+        return trace_open(ctx, path, started_by);
+    char *own = tagged(path, "rank", (unsigned)ctx->span->rank);
+    int rc = own ? trace_open(ctx, own, started_by) : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    hpl__free(own);
+    return rc;
+}
+
 /* Stops recording, waits for the traced work, writes the file. */
 static int trace_finish(hpl_context *ctx)
 {
     hpl__trace *tr = ctx->trace;
     ctx->trace = NULL;
-    writer w = {.ctx = ctx, .f = tr->file, .first = tr->first, .last = hpl__events_next_serial(ctx),
+    writer w = {.ctx = ctx, .pid_base = ctx->span ? RANK_PIDS * ctx->span->rank : 0, .f = tr->file,
+                .first = tr->first, .last = hpl__events_next_serial(ctx),
                 .origin = tr->begin_ns};
     hpl__events_enable(ctx, false);
     int rc = hpl__wait_idle(ctx); /* releases the lock meanwhile */
@@ -422,18 +448,26 @@ int hpl_trace_end(hpl_context *ctx)
  * contexts alive together must not write one file. A path that is there
  * and is no regular file (/dev/null, a FIFO) is the first one's only: a
  * numbered name beside it would be a new file in /dev, say. */
-static char *numbered(const char *path, unsigned n)
+static char *tagged(const char *path, const char *tag, unsigned n)
 {
     size_t len = strlen(path);
-    char *out = hpl__malloc(len + 16);
-    if (!out || n == 0)
-        return out ? memcpy(out, path, len + 1) : NULL;
+    char *out = hpl__malloc(len + strlen(tag) + 16);
+    if (!out)
+        return NULL;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     const char *dot = strrchr(base, '.');
     size_t stem = dot && dot != base ? (size_t)(dot - path) : len;
-    snprintf(out, len + 16, "%.*s.%u%s", (int)stem, path, n, path + stem);
+    snprintf(out, len + strlen(tag) + 16, "%.*s.%s%u%s", (int)stem, path, tag, n, path + stem);
     return out;
+}
+
+static char *numbered(const char *path, unsigned n)
+{
+    if (n)
+        return tagged(path, "", n);
+    char *out = hpl__malloc(strlen(path) + 1);
+    return out ? strcpy(out, path) : NULL;
 }
 
 void hpl__trace_from_env(hpl_context *ctx)

@@ -1,5 +1,5 @@
 /* Collective calls that differ between ranks, under validation (hplvk.h
- * chapter 9): an eval with another scalar, another annotation or another
+ * chapter 10): an eval with another scalar, another annotation or another
  * kernel on one rank, an eval on one rank while the others read, an array
  * of other extents, and an eval that fails on one rank only: every rank's
  * call fails with HPL_ERROR_RANKS_DIFFER (the failing rank with its own

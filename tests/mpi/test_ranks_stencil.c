@@ -1,4 +1,4 @@
-/* A context over MPI ranks (hplvk_mpi.h, hplvk.h chapter 9), run under
+/* A context over MPI ranks (hplvk_mpi.h, hplvk.h chapter 10), run under
  * mpiexec at 1, 2 and 3 ranks with HPLVK_DEVICES giving each rank its own
  * devices: the ranks see every rank's devices in rank order; a row stencil
  * annotated over all of them matches the host bit for bit on every rank,
@@ -274,7 +274,30 @@ int main(int argc, char **argv)
     CHECK(total == devices, "%d devices over the ranks, the table has %d", total, devices);
 
     hpl_kernel k = th_kernel(ctx, stencil_src);
+    /* Traced: each rank writes its own file. */
+    char dir[256] = "";
+    if (rank == 0) {
+        char *d = th_tmpdir("ranks_trace");
+        snprintf(dir, sizeof dir, "%s", d ? d : "");
+        free(d);
+    }
+    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char path[300], own[320];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    snprintf(own, sizeof own, ranks > 1 ? "%s/t.rank%d.json" : "%s/t.json", dir, rank);
+    CHECK_OK(hpl_trace_begin(ctx, path));
     run_stencil(ctx, k, 37, 19, 5, false);
+    CHECK_OK(hpl_trace_end(ctx));
+    size_t size = 0;
+    char *trace = th_read_file(own, &size);
+    char host_name[64];
+    snprintf(host_name, sizeof host_name, ranks > 1 ? "\"rank %d host\"" : "\"host\"", rank);
+    CHECK(trace && th_contains(trace, host_name) && th_contains(trace, "\"cat\":\"kernel\""),
+          "rank %d: trace %s (%zu bytes) lacks %s or a kernel", rank, own, size, host_name);
+    free(trace);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && dir[0])
+        th_rmtree(dir);
     run_stencil(ctx, k, 37, 19, 5, true);
     run_stencil(ctx, k, (uint64_t)devices + 1, 5, 3, false); /* parts of one or two rows */
     run_subarrays(ctx);
