@@ -23,6 +23,12 @@ set_property(GLOBAL PROPERTY HPLVK_MPI_TEST_ENVIRONMENT
     "OMPI_MCA_rmaps_base_oversubscribe=1"
     "OMPI_MCA_btl_vader_single_copy_mechanism=none"
     "OMPI_MCA_mpi_yield_when_idle=1")
+if(HPLVK_SANITIZE)
+    # Full stacks for the leak check, so that Open MPI's own leaks match
+    # tests/lsan.supp by its libraries (its plugins are unloaded by then).
+    set_property(GLOBAL APPEND PROPERTY HPLVK_MPI_TEST_ENVIRONMENT
+        "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0")
+endif()
 
 function(hplvk_add_mpi_test)
     cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;RANKS;TIMEOUT" "COMMAND;ENVIRONMENT;LABELS")

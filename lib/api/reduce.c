@@ -309,6 +309,9 @@ static int reduce_locked(hpl_context *ctx, hpl_array handle, hpl_reduction op, v
         return rc;
     hpl__array *root = a->root;
     hpl_type type = a->type;
+    /* Over ranks, where the array was last used must stay the same on every
+     * rank: only some ranks' devices reduce (they would record their own). */
+    int was_root = root->last_where, was_view = a->last_where;
     rc = hpl__acquired_check(ctx, root, &a->box, HPL_READ);
     if (rc == HPL_OK)
         rc = hpl__take_error(ctx, root);
@@ -325,8 +328,13 @@ static int reduce_locked(hpl_context *ctx, hpl_array handle, hpl_reduction op, v
     hpl__handle partials_id = partials ? partials->id : 0;
     if (rc == HPL_OK)
         rc = combine(ctx, handle, partials, &p, &sum);
-    if (ctx->span)
+    if (ctx->span) {
         rc = combine_ranks(ctx, rc, &sum);
+        if (hpl__array_get(ctx, handle, &a) == HPL_OK) {
+            a->root->last_where = was_root;
+            a->last_where = was_view;
+        }
+    }
     if (partials_id && hpl__array_get(ctx, (hpl_array){partials_id}, &partials) == HPL_OK)
         hpl__array_drop(ctx, partials);
     plan_free(&p);
