@@ -423,6 +423,7 @@ static int run_class(hpl_context *ctx, hpl_plan *plan, hpl_kernel ep, const ep_c
         double t;
         SAMPLE_TRY(run_ep(ctx, plan, ep, c, &r, &t));
         printf("ep: run %d: %.3f ms\n", i + 1, t);
+        sample_checksum_print("sums and counts", &r, sizeof r);
         *verified = verify(c, &r) && *verified;
         *ms = fmin(*ms, t);
     }
@@ -457,7 +458,7 @@ static int run_devices(hpl_context *ctx, const ep_class *c, const hpl_balance *b
 static bool run_all(const ep_class *c, const hpl_balance *balance, char *devnames, size_t cap, double *ms)
 {
     hpl_context *ctx = NULL;
-    if (hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
+    if (sample_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
         fprintf(stderr, SAMPLE_NAME ": hpl_context_create failed: %s\n", hpl_last_error());
         return false;
     }
@@ -508,7 +509,7 @@ int main(int argc, char **argv)
     double ms = 0.0;
     bool verified = run_all(c, argc == 3 ? &balance : NULL, devnames, sizeof devnames, &ms);
     double mops = ms > 0.0 ? ldexp(1.0, c->m + 1) / (ms * 1e-3) / 1e6 : 0.0;
-    printf("RESULT name=ep devices=%s size=%c time_ms=%.3f rate=%.4gMop/s verified=%s\n", devnames, c->name, ms, mops,
-           verified ? "yes" : "no");
+    printf("RESULT name=ep devices=%s size=%c time_ms=%.3f rate=%.4gMop/s verified=%s%s\n", devnames, c->name, ms, mops,
+           sample_verified_everywhere(verified) ? "yes" : "no", sample_ranks_field());
     return verified ? 0 : 1;
 }

@@ -103,7 +103,7 @@ int main(int argc, char **argv)
         return 2;
     int32_t *grid = life_start_grid(sz);
     hpl_context *ctx = NULL;
-    if (grid && hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK)
+    if (grid && sample_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK)
         fprintf(stderr, SAMPLE_NAME ": hpl_context_create failed: %s\n", hpl_last_error());
     int devices[HPL_MAX_DEVICES], parts = 0;
     char names[4096] = "none";
@@ -114,6 +114,7 @@ int main(int argc, char **argv)
     /* After the context is gone: its last validation messages count too. */
     ok = sample_log_clean() && ok && check(grid, sz, parts);
     printf("halos: %s\n", halos_first ? "first" : "after");
+    sample_checksum_print("grid", grid, grid ? life_bytes(sz) : 0);
     life_print_result(names, sz, ms, ok);
     free(grid);
     return ok ? 0 : 1;

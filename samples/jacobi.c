@@ -278,6 +278,7 @@ static bool check(hpl_context *ctx, const int *devices, int ndev, grid_size sz, 
         fprintf(stderr, SAMPLE_NAME ": %d parts, expected %d\n", run->parts, want_parts);
     bool halo_ok = sample_halo_report(ctx, &run->stats, sz.steps - 1, sz.rows, sz.cols * sizeof(float), devices,
                                       want_parts, true);
+    sample_checksum_print("grid", host[MULTI], sz.rows * sz.cols * sizeof(float));
     bool ref_ok = check_host(host[MULTI], host[START], sz, want_parts, (float *[2]){host[REF_A], host[REF_B]});
     bool single_ok = same_grid("multi-device vs device 0 alone", host[MULTI], host[SINGLE], sz, -1.0);
     return parts_ok && halo_ok && ref_ok && single_ok;
@@ -287,7 +288,7 @@ static bool check(hpl_context *ctx, const int *devices, int ndev, grid_size sz, 
 static bool run_all(grid_size sz, float *host[HOST_GRIDS], char *devnames, size_t cap, grid_run *run)
 {
     hpl_context *ctx = NULL;
-    if (hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
+    if (sample_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
         fprintf(stderr, SAMPLE_NAME ": hpl_context_create failed: %s\n", hpl_last_error());
         return false;
     }
@@ -330,7 +331,8 @@ int main(int argc, char **argv)
     double rate = run.ms > 0.0 ? cells / (run.ms * 1e-3) / 1e6 : 0.0;
     printf("halos: %s\n", halos_first ? "first" : "after");
     printf("RESULT name=jacobi devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64
-           " time_ms=%.3f rate=%.4gMcell/s verified=%s\n",
-           devnames, sz.rows, sz.cols, sz.steps, run.ms, rate, verified ? "yes" : "no");
+           " time_ms=%.3f rate=%.4gMcell/s verified=%s%s\n",
+           devnames, sz.rows, sz.cols, sz.steps, run.ms, rate, sample_verified_everywhere(verified) ? "yes" : "no",
+           sample_ranks_field());
     return verified ? 0 : 1;
 }

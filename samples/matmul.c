@@ -68,7 +68,7 @@ static int run(hpl_context **ctx, mm_problem *p)
     int devices[HPL_MAX_DEVICES];
     uint32_t max_invocations = UINT32_MAX;
     mm_tiles t;
-    SAMPLE_TRY(hpl_context_create(&(hpl_context_desc){.log = sample_log}, ctx));
+    SAMPLE_TRY(sample_context_create(&(hpl_context_desc){.log = sample_log}, ctx));
     int ndev = sample_devices(*ctx, devices);
     SAMPLE_TRY(sample_device_list(*ctx, devices, ndev, p->devices, sizeof p->devices));
     for (int i = 0; i < ndev; i++) {
@@ -94,6 +94,7 @@ int main(int argc, char **argv)
     ok = ctx && hpl_finish(ctx) == HPL_OK && ok;
     hpl_context_destroy(ctx);
     ok = sample_log_clean() && ok;
+    sample_checksum_print("C", p.c, p.c ? mm_bytes(p.size.m, p.size.n) : 0);
     mm_print_result(&p, ok);
     mm_free_inputs(&p);
     return ok ? 0 : 1;

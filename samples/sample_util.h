@@ -3,7 +3,9 @@
  * error messages (validation on, each message of the layer is one), the
  * device list of the RESULT line, a clock, a check macro, the default
  * devices of a multi-device eval and the halo statistics of a stencil;
- * through sample_args.h, the parsers of numeric arguments.
+ * through sample_args.h, the parsers of numeric arguments; through
+ * sample_ranks.h, the context (over MPI ranks when started by mpiexec),
+ * the RESULT line's ranks= field and verdict, and result checksums.
  *
  * Header-only (static functions) so that each sample stays one file to
  * build. Define SAMPLE_NAME (the program's name, for messages) and
@@ -19,7 +21,8 @@
 
 #include <hplvk.h>
 
-#include "sample_args.h" /* the numbers of the command line */
+#include "sample_args.h"  /* the numbers of the command line */
+#include "sample_ranks.h" /* the context, over MPI ranks under mpiexec */
 #include "sample_warm.h" /* warming GPUs up before timing */
 
 #include <ctype.h>
@@ -221,14 +224,18 @@ static inline bool sample_zero_copy(hpl_context *ctx, int device)
  * is read by part i - 1 and its last by part i + 1; each leaves its writer
  * (to_host) once, even when it is both (a one-row part). So with parts of
  * two rows or more, both are two rows per boundary. Zero-copy devices move
- * nothing. */
+ * nothing. Over MPI ranks hpl_stats_get counts this rank's devices only:
+ * so do these sums (the rows that cross between ranks go through the
+ * hosts, each way once, and still count once on the device that wrote
+ * them and once on each device that reads them). */
 static inline void sample_halo_expected(hpl_context *ctx, uint64_t rows, uint64_t row_bytes, const int *devices,
                                         int parts, uint64_t *to_host, uint64_t *to_device)
 {
     *to_host = *to_device = 0;
     for (int i = 0; i < parts; i++) {
         uint64_t lo, hi;
-        if (!sample_part_rows(rows, parts, i, &lo, &hi) || sample_zero_copy(ctx, devices[i]))
+        if (!sample_part_rows(rows, parts, i, &lo, &hi) || sample_zero_copy(ctx, devices[i]) ||
+            !sample_own_device(ctx, devices[i]))
             continue;
         bool above = i > 0, below = i + 1 < parts;
         *to_device += row_bytes * ((uint64_t)above + (uint64_t)below);
@@ -238,14 +245,16 @@ static inline void sample_halo_expected(hpl_context *ctx, uint64_t rows, uint64_
 
 /* Bytes a host read of the whole result moves: the rows of the parts on
  * devices with memories of their own (zero-copy ones work on the host's
- * copy). */
+ * copy); over MPI ranks, this rank's devices' parts (the rest comes from
+ * the other ranks' hosts). */
 static inline uint64_t sample_result_on_devices(hpl_context *ctx, uint64_t rows, uint64_t row_bytes,
                                                 const int *devices, int parts)
 {
     uint64_t bytes = 0;
     for (int i = 0; i < parts; i++) {
         uint64_t lo, hi;
-        if (sample_part_rows(rows, parts, i, &lo, &hi) && !sample_zero_copy(ctx, devices[i]))
+        if (sample_part_rows(rows, parts, i, &lo, &hi) && !sample_zero_copy(ctx, devices[i]) &&
+            sample_own_device(ctx, devices[i]))
             bytes += (hi - lo) * row_bytes;
     }
     return bytes;

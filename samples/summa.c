@@ -73,7 +73,9 @@
  * to 8 MiB). The program prints both, the bytes hpl_stats_get counted
  * during the generation and the multiplication against these, and fails
  * when they differ (zero-copy devices neither send nor receive: they work
- * on the host's copy).
+ * on the host's copy). Over MPI ranks (sample_ranks.h) hpl_stats_get counts
+ * this rank's devices only, and so does the expectation: each rank checks
+ * its own devices' share of the broadcasts.
  *
  * Timing. Each of 1 + reps runs generates A and B on their owners again
  * (so every run moves the same panels), then times the multiplication up to
@@ -330,7 +332,8 @@ static void expected_traffic(hpl_context *ctx, const summa_grid *g, uint64_t n, 
     t->want_to_device = t->want_to_host = 0;
     for (int i = 0; i < g->pr; i++)
         for (int j = 0; j < g->pc; j++) {
-            if (sample_zero_copy(ctx, g->devices[i * g->pc + j]))
+            int d = g->devices[i * g->pc + j];
+            if (sample_zero_copy(ctx, d) || !sample_own_device(ctx, d)) /* hpl_stats_get: this rank's */
                 continue;
             t->want_to_device += expected_received(g, n, i, j) * sizeof(float);
             t->want_to_host += expected_sent(g, i, j) * sizeof(float);
@@ -455,14 +458,16 @@ static int run_context(hpl_context *ctx, summa_size sz, const summa_host *h, cha
     SAMPLE_TRY(run_reps(ctx, &k, &g, &m, sz, best_ms, &t));
     expected_traffic(ctx, &g, sz.n, &t);
     *traffic_ok = report_traffic(&t, sz.n);
-    return read_back(ctx, &m, sz.n, h);
+    SAMPLE_TRY(read_back(ctx, &m, sz.n, h));
+    sample_checksum_print("C", h->c, sz.n * sz.n * sizeof(float));
+    return HPL_OK;
 }
 
 /* Everything but the RESULT line; returns whether the run is verified. */
 static bool run_all(summa_size sz, const summa_host *h, char *devnames, size_t cap, double *best_ms)
 {
     hpl_context *ctx = NULL;
-    if (hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
+    if (sample_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
         fprintf(stderr, SAMPLE_NAME ": hpl_context_create failed: %s\n", hpl_last_error());
         return false;
     }
@@ -522,7 +527,8 @@ int main(int argc, char **argv)
     free(h.b);
     free(h.c);
     double n = (double)sz.n, gflops = best > 0.0 ? 2.0 * n * n * n / (best * 1e-3) / 1e9 : 0.0;
-    printf("RESULT name=summa devices=%s size=%" PRIu64 "x%" PRIu64 " time_ms=%.3f rate=%.4gGFLOP/s verified=%s\n",
-           devnames, sz.n, sz.kb, best, gflops, verified ? "yes" : "no");
+    printf("RESULT name=summa devices=%s size=%" PRIu64 "x%" PRIu64 " time_ms=%.3f rate=%.4gGFLOP/s verified=%s%s\n",
+           devnames, sz.n, sz.kb, best, gflops, sample_verified_everywhere(verified) ? "yes" : "no",
+           sample_ranks_field());
     return verified ? 0 : 1;
 }
