@@ -1648,7 +1648,7 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  * order, with the same arguments (the same kernels, extents, annotations,
  * scalars, devices): context creation and destruction, hpl_array_create,
  * hpl_eval, host access (hpl_array_access, _read, _write), hpl_array_fill,
- * _assign, _prefetch, _discard, _reduce. Local to each rank: kernels,
+ * _assign, _prefetch, _discard, _reduce, hpl_plan_create, _eval. Local to each rank: kernels,
  * subarrays and parts (views: handles may differ between ranks), stats,
  * info, hpl_array_wait, hpl_finish, hpl_array_destroy. Under validation
  * (hpl_context_desc.validation, HPLVK_VALIDATION=1) the ranks compare
@@ -1691,9 +1691,17 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  *               one process's in its last bits: another order).
  *   hpl_array_part   the parts of the last split, over every rank's
  *               devices (the device it returns is global).
+ *   plans       hpl_plan_create and hpl_plan_eval are collective; a plan's
+ *               devices are every rank's. Each rank times its own devices;
+ *               the ranks share those times, and take the slowest rank's
+ *               host times (a step lasts as long as its slowest rank), so
+ *               that every rank reaches the same distribution: given
+ *               shares, the searches with their alone check and warm-ups,
+ *               and ADAPTIVE.
  *
- * Not across ranks yet (HPL_ERROR_UNSUPPORTED naming the call): execution
- * plans (hpl_plan_create), Vulkan interop, launch.domains. A trace
+ * Not across ranks yet (HPL_ERROR_UNSUPPORTED naming the call): plans with
+ * a partitioner, the package schemes (DYNAMIC, HGUIDED, AUTO_TUNE), Vulkan
+ * interop, launch.domains. A trace
  * (chapter 9, hpl_trace_begin or HPLVK_TRACE, the same path on every
  * rank) is written by each rank into its own file, the path with
  * ".rank<r>" before its extension, its host and devices named "rank r

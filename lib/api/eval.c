@@ -60,7 +60,7 @@ int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, cons
     if (rc == HPL_OK && nargs && !args)
         rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "args is NULL but nargs is %zu", nargs);
     if (rc == HPL_OK)
-        rc = ctx->span ? ctx->span->eval(ctx, k, launch, args, nargs) : hpl__eval_locked(ctx, k, launch, args, nargs, NULL);
+        rc = ctx->span ? ctx->span->eval(ctx, k, launch, args, nargs, NULL) : hpl__eval_locked(ctx, k, launch, args, nargs, NULL);
     if (rc != HPL_OK) {
         char prefix[128];
         if (k)

@@ -66,18 +66,33 @@ static int plan_restart(hpl__plan *plan)
 
 /* ---- making ------------------------------------------------------------- */
 
+/* The plan's devices: indices of the context's devices, every rank's on a
+ * context over ranks. */
 static int devices_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl__plan *plan)
 {
+    int count = ctx->span ? ctx->span->device_count : ctx->device_count;
     if (desc->device_count == 0) {
-        plan->device_count = ctx->device_count;
-        for (int i = 0; i < ctx->device_count; i++)
+        plan->device_count = count;
+        for (int i = 0; i < count; i++)
             plan->devices[i] = i;
         return HPL_OK;
     }
     if (desc->device_count < 0 || desc->device_count > HPL_MAX_DEVICES)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "device_count is %d: give 1 to %d devices, or 0 for all",
                          desc->device_count, HPL_MAX_DEVICES);
-    int rc = hpl__device_list_check(ctx, desc->devices, desc->device_count, "devices", plan->devices);
+    int rc = HPL_OK;
+    for (int i = 0; ctx->span && rc == HPL_OK && i < desc->device_count; i++) {
+        int d = desc->devices[i];
+        if (d < 0 || d >= count)
+            rc = hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "devices[%d] is %d, which does not exist (the context has %d)", i,
+                           d, count);
+        for (int j = 0; rc == HPL_OK && j < i; j++)
+            if (desc->devices[j] == d)
+                rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "devices lists device %d twice (entries %d and %d)", d, j, i);
+        plan->devices[i] = d;
+    }
+    if (!ctx->span)
+        rc = hpl__device_list_check(ctx, desc->devices, desc->device_count, "devices", plan->devices);
     if (rc != HPL_OK)
         return rc;
     plan->device_count = desc->device_count;
@@ -112,7 +127,9 @@ static int warm_up_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_
     if ((unsigned)desc->warm_up > HPL_WARM_UP_ALL)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "warm_up is %d, which is not an hpl_warm_up", (int)desc->warm_up);
     for (int i = 0; i < plan->device_count; i++) {
-        bool gpu = (ctx->devices[plan->devices[i]].info.type & HPL_DEVICE_GPU) != 0;
+        const hpl_device_info *info =
+            ctx->span ? &ctx->span->info[plan->devices[i]] : &ctx->devices[plan->devices[i]].info;
+        bool gpu = (info->type & HPL_DEVICE_GPU) != 0;
         plan->warms[i] = desc->warm_up == HPL_WARM_UP_ALL || (desc->warm_up == HPL_WARM_UP_GPUS && gpu);
     }
     return HPL_OK;
@@ -136,7 +153,11 @@ static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl__plan *pl
     plan->keep_split = desc->keep_split;
     plan->partitioner = desc->partitioner;
     plan->user = desc->user;
-    int rc = devices_check(ctx, desc, plan);
+    int rc = HPL_OK;
+    if (ctx->span && (desc->partitioner || is_package(desc->balance)))
+        rc = hpl__span_unsupported(ctx, desc->partitioner ? "a plan with a partitioner" : "a package scheme");
+    if (rc == HPL_OK)
+        rc = devices_check(ctx, desc, plan);
     if (rc == HPL_OK)
         rc = shares_check(desc, plan);
     if (rc == HPL_OK)
@@ -155,7 +176,7 @@ int hpl_plan_create(hpl_context *ctx, const hpl_plan_desc *desc, hpl_plan **out)
     hpl__plan *plan = hpl__calloc(1, sizeof *plan);
     if (!plan)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "hpl_plan_create: out of host memory");
-    int rc = ctx->span ? hpl__span_unsupported(ctx, "hpl_plan_create") : plan_setup(ctx, desc ? desc : &defaults, plan);
+    int rc = plan_setup(ctx, desc ? desc : &defaults, plan);
     if (rc == HPL_OK)
         rc = hpl__plan_register(plan);
     if (rc != HPL_OK) {
@@ -370,6 +391,40 @@ static void cut_ran(const hpl__plan *plan, const plan_cut *cut, double *ran)
         ran[cut->pieces[p].device] = (double)(cut->pieces[p].hi - cut->pieces[p].lo) / n;
 }
 
+/* ---- the same measurements on every rank ----------------------------------- */
+
+/* Over ranks, every rank must take the same decisions from the same
+ * numbers: v[0 .. n - 1] become the same on every rank. per_device: one
+ * value per plan device, each its own rank's (the others' entries are
+ * ignored); else host measurements, the largest over the ranks (a step
+ * takes as long as its slowest rank). Nothing on one process. */
+static int plan_share(hpl__plan *plan, double *v, int n, bool per_device)
+{
+    hpl_context *ctx = plan->ctx;
+    hpl__span *sp = ctx->span;
+    if (!sp || sp->ranks < 2)
+        return HPL_OK;
+    double *all = hpl__calloc((size_t)sp->ranks * (size_t)n, sizeof *all);
+    if (!all)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    char error[512] = "";
+    HPL__LOCK(ctx);
+    int rc = sp->transport.allgather(sp->transport.user, v, (size_t)n * sizeof *v, all, error, sizeof error);
+    HPL__UNLOCK(ctx);
+    if (rc != HPL_OK)
+        rc = hpl__fail(rc, "the ranks could not share the plan's measurements: %s", error);
+    for (int i = 0; rc == HPL_OK && i < n; i++) {
+        if (per_device) {
+            v[i] = all[(size_t)sp->owner[plan->devices[i]] * (size_t)n + (size_t)i];
+        } else {
+            for (int r = 0; r < sp->ranks; r++)
+                v[i] = fmax(v[i], all[(size_t)r * (size_t)n + (size_t)i]);
+        }
+    }
+    hpl__free(all);
+    return rc;
+}
+
 /* ---- timed runs -------------------------------------------------------------- */
 
 /* Waits for all work (a timed run ends when its last device does). Errors
@@ -425,6 +480,11 @@ static int run_timed(hpl__plan *plan, const hpl_arg *args, size_t nargs, const p
     plan->runs++;
     hpl__plan_times t;
     hpl__plan_times_collect(plan, from, &t);
+    rc = plan_share(plan, t.kernel, plan->device_count, true);
+    if (rc == HPL_OK)
+        rc = plan_share(plan, t.copy, plan->device_count, true);
+    if (rc != HPL_OK)
+        return rc;
     for (int i = 0; i < plan->device_count; i++) {
         seconds[i] = t.kernel[i] + (plan->time_transfers ? t.copy[i] : 0.0);
         plan->last.seconds[i] = plan->last.in_use[i] ? seconds[i] : 0.0;
@@ -560,6 +620,8 @@ static int warm_up(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t 
         if (rc == HPL_OK)
             rc = plan_wait(plan->ctx);
         ms = (double)(hpl__now_ns() - t0) * 1e-6;
+        if (rc == HPL_OK)
+            rc = plan_share(plan, &ms, 1, false); /* every rank stops at the same run */
     } while (rc == HPL_OK && ms < WARM_UP_MS);
     search_forget(plan->ctx);
     if (rc != HPL_OK)
@@ -582,25 +644,35 @@ static void warmth_start(hpl__plan *plan, plan_search *s)
 {
     hpl_context *ctx = plan->ctx;
     uint64_t now = hpl__now_coarse_ns(); /* the stamps' clock */
+    double idle[HPL__MAX_DEVICES]; /* seconds since its last kernel; < 0: never ran one */
     HPL__LOCK(ctx);
     for (int i = 0; i < plan->device_count; i++) {
-        uint64_t last = ctx->devices[plan->devices[i]].kernel_ns;
-        s->warmth[i] = (hpl__warmth){0};
-        if (last) {
-            hpl__warmth_warmed(&s->warmth[i]);
-            hpl__warmth_ran(&s->warmth[i], 0.0, now > last ? (double)(now - last) * 1e-9 : 0.0);
-        }
+        int d = ctx->span ? hpl__span_local(ctx->span, plan->devices[i]) : plan->devices[i];
+        uint64_t last = d >= 0 ? ctx->devices[d].kernel_ns : 0;
+        idle[i] = !last ? -1.0 : now > last ? (double)(now - last) * 1e-9 : 0.0;
     }
     HPL__UNLOCK(ctx);
+    if (plan_share(plan, idle, plan->device_count, true) != HPL_OK)
+        for (int i = 0; i < plan->device_count; i++)
+            idle[i] = -1.0; /* cold: a warm-up too many costs time, never results */
+    for (int i = 0; i < plan->device_count; i++) {
+        s->warmth[i] = (hpl__warmth){0};
+        if (idle[i] >= 0) {
+            hpl__warmth_warmed(&s->warmth[i]);
+            hpl__warmth_ran(&s->warmth[i], 0.0, idle[i]);
+        }
+    }
     s->load_ns = hpl__now_ns();
 }
 
 /* A timed run ended: each device was busy seconds[i] since the load was
  * last noted (its restore and launch included). */
-static void note_load(plan_search *s, const double *seconds, int devices)
+static void note_load(hpl__plan *plan, plan_search *s, const double *seconds, int devices)
 {
     uint64_t now = hpl__now_ns();
     double wall = (double)(now - s->load_ns) * 1e-9;
+    if (plan_share(plan, &wall, 1, false) != HPL_OK)
+        wall = 0.0; /* every rank fails the same sharing */
     for (int i = 0; i < devices; i++)
         hpl__warmth_ran(&s->warmth[i], seconds[i], wall);
     s->load_ns = now;
@@ -629,7 +701,7 @@ static int candidate(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_
     if (rc != HPL_OK)
         return rc;
     search_ran(s, &cut);
-    note_load(s, seconds, plan->device_count);
+    note_load(plan, s, seconds, plan->device_count);
     search_forget(plan->ctx);
     int accepted = b->stats.timings;
     hpl__balance_observe_run(b, ran, seconds);
@@ -667,6 +739,8 @@ static int wall_time(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_
         if (rc == HPL_OK)
             rc = plan_wait(plan->ctx);
         *ms = (double)(hpl__now_ns() - t0) * 1e-6;
+        if (rc == HPL_OK)
+            rc = plan_share(plan, ms, 1, false);
     }
     return rc;
 }

@@ -18,7 +18,12 @@ int hpl__plan_geometry_find(hpl__plan *plan, const hpl_arg *args, size_t nargs)
     hpl_context *ctx = plan->ctx;
     hpl_launch l = {.global = {plan->launch.global[0], plan->launch.global[1], plan->launch.global[2]},
                     .local = {plan->launch.local[0], plan->launch.local[1], plan->launch.local[2]}};
-    if (plan->partitioner) {
+    if (ctx->span) {
+        /* The geometry does not depend on the devices: planned on one of
+         * this rank's own (the plan's are every rank's). */
+        l.devices[0] = 0;
+        l.device_count = 1;
+    } else if (plan->partitioner) {
         l.device = plan->devices[0];
     } else {
         memcpy(l.devices, plan->devices, sizeof l.devices);
@@ -84,9 +89,11 @@ static int run_annotated(hpl__plan *plan, const hpl_arg *args, size_t nargs, con
     hpl__part given[HPL__MAX_DEVICES] = {{0}};
     for (int p = 0; p < count; p++)
         given[pieces[p].device] = (hpl__part){.lo = pieces[p].lo, .hi = pieces[p].hi};
-    HPL__LOCK(plan->ctx);
-    int rc = hpl__eval_locked(plan->ctx, plan->kernel, &l, args, nargs, given);
-    HPL__UNLOCK(plan->ctx);
+    hpl_context *ctx = plan->ctx;
+    HPL__LOCK(ctx);
+    int rc = ctx->span ? ctx->span->eval(ctx, plan->kernel, &l, args, nargs, given)
+                       : hpl__eval_locked(ctx, plan->kernel, &l, args, nargs, given);
+    HPL__UNLOCK(ctx);
     return rc;
 }
 
@@ -311,8 +318,10 @@ typedef struct times_walk {
 static void add_event(void *user, const hpl__event *e, uint64_t begin_ns, uint64_t end_ns)
 {
     times_walk *w = user;
+    const hpl__span *sp = w->plan->ctx->span;
     for (int i = 0; i < w->plan->device_count; i++) {
-        if (w->plan->devices[i] != e->device)
+        int local = sp ? hpl__span_local(sp, w->plan->devices[i]) : w->plan->devices[i];
+        if (local != e->device)
             continue;
         double s = end_ns > begin_ns ? (double)(end_ns - begin_ns) * 1e-9 : 0.0;
         if (e->kind == HPL__EVENT_KERNEL)

@@ -16,7 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs);
+static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs,
+                     const hpl__part *given);
 static int span_array_init(hpl_context *ctx, hpl__array *root, int rc);
 static void span_array_free(hpl__array *root);
 static int span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode);
@@ -544,7 +545,8 @@ static void remember_split(const eval_shape *e, const hpl_arg *args, const int *
     }
 }
 
-static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
+static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs,
+                     const hpl__part *given)
 {
     hpl__span *sp = ctx->span;
     if (launch->domains)
@@ -580,6 +582,8 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
             describe(&d, " %d", devices[i]);
         for (int i = 0; launch->shares && i < count; i++)
             describe(&d, " share %.17g", launch->shares[i]);
+        for (int i = 0; given && i < count; i++)
+            describe(&d, " piece %llu..%llu", (unsigned long long)given[i].lo, (unsigned long long)given[i].hi);
         for (int i = 0; rc == HPL_OK && i < e.arg_count; i++) {
             describe(&d, "; argument %d: ", i);
             if (e.arrays[i]) {
@@ -599,7 +603,10 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
     /* Each device's piece of the split dimension, as on one process. */
     hpl__part pieces[HPL__MAX_DEVICES] = {{0}};
     uint64_t n = e.whole[e.dim];
-    if (count == 1) {
+    if (given) {
+        for (int i = 0; i < count; i++)
+            pieces[i] = (hpl__part){.lo = HPL__MIN(given[i].lo, n), .hi = HPL__MIN(given[i].hi, n)};
+    } else if (count == 1) {
         pieces[0].hi = n;
     } else if (launch->shares) {
         uint64_t cuts[HPL__MAX_DEVICES + 1];
@@ -661,24 +668,24 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
     /* This rank's own parts, as an eval of its devices given their pieces. */
     hpl_launch local = *launch;
     local.shares = NULL;
-    hpl__part given[HPL__MAX_DEVICES];
+    hpl__part own[HPL__MAX_DEVICES];
     int mine = 0;
     for (int j = 0; j < count; j++) {
         int l = hpl__span_local(sp, devices[j]);
         if (l < 0 || pieces[j].lo >= pieces[j].hi)
             continue;
         local.devices[mine] = l;
-        given[mine++] = pieces[j];
+        own[mine++] = pieces[j];
     }
     if (rc == HPL_OK && mine) {
-        if (!annotated && count == 1) {
+        if (!annotated && count == 1 && !given) {
             local.device = local.devices[0];
             local.device_count = 0;
             rc = hpl__eval_locked(ctx, k, &local, args, nargs, NULL);
         } else {
             local.device = 0;
             local.device_count = mine;
-            rc = hpl__eval_locked(ctx, k, &local, args, nargs, given);
+            rc = hpl__eval_locked(ctx, k, &local, args, nargs, own);
         }
     }
     if (rc == HPL_OK)

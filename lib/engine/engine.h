@@ -8,6 +8,7 @@
 #include "coherence.h"
 #include "common.h"
 #include "handle.h"
+#include "partition.h"
 #include "push.h"
 #include "reflect.h"
 #include "ring.h"
@@ -228,7 +229,7 @@ typedef struct hpl__span {
     /* api/span.c's work, called through here by the files it builds on
      * (context.c, array.c, eval.c), which never name span.c. */
     int (*eval)(hpl_context *ctx, struct hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
-                size_t nargs);
+                size_t nargs, const hpl__part *given); /* given: NULL, or a piece per device (plans) */
     int (*array_init)(hpl_context *ctx, struct hpl__array *root, int rc); /* root NULL when rc says why not */
     void (*array_free)(struct hpl__array *root);
     int (*host_access)(hpl_context *ctx, struct hpl__array *a, hpl_access mode);
