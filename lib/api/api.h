@@ -81,6 +81,18 @@ int hpl__span_where(const hpl_context *ctx, const hpl__array *a, int where, int 
 /* Collective: rank `to` (-1: every rank) receives what it lacks of view a
  * from the ranks that hold it. */
 int hpl__span_bring(hpl_context *ctx, hpl__array *a, int to);
+/* An operation whose parts the caller plans (a plan's runners): what each
+ * rank's parts read and write, gathered with hpl__span_uses_add (rank:
+ * the part's device's; read or written NULL: none); then, collectively,
+ * hpl__span_uses_exchange before the parts run (each rank receives what it
+ * lacks) and hpl__span_uses_record after (each rank holds what its parts
+ * wrote, the others forget it). */
+typedef struct hpl__span_uses hpl__span_uses;
+hpl__span_uses *hpl__span_uses_new(void); /* NULL: out of memory */
+void hpl__span_uses_free(hpl__span_uses *u);
+int hpl__span_uses_add(hpl__span_uses *u, hpl__array *root, int rank, const hpl__box *read, const hpl__box *written);
+int hpl__span_uses_exchange(hpl_context *ctx, hpl__span_uses *u);
+int hpl__span_uses_record(hpl_context *ctx, hpl__span_uses *u);
 /* Collective: rank `by` wrote view a's owned box (-1: every rank wrote the
  * same values on its host); the other ranks' memories no longer hold it. */
 int hpl__span_wrote(hpl_context *ctx, hpl__array *a, int by);

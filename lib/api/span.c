@@ -821,3 +821,58 @@ int hpl__span_wrote(hpl_context *ctx, hpl__array *a, int by)
     uses_free(u, n);
     return rc;
 }
+
+/* ---- uses gathered by the caller (a plan's runners) ------------------------- */
+
+struct hpl__span_uses {
+    int count;
+    span_use use[HPL__MAX_ARGS];
+};
+
+hpl__span_uses *hpl__span_uses_new(void)
+{
+    return hpl__calloc(1, sizeof(hpl__span_uses));
+}
+
+void hpl__span_uses_free(hpl__span_uses *u)
+{
+    if (!u)
+        return;
+    for (int i = 0; i < u->count; i++)
+        for (int r = 0; r < HPL__MAX_RANKS; r++) {
+            hpl__region_free(&u->use[i].need[r]);
+            hpl__region_free(&u->use[i].written[r]);
+        }
+    hpl__free(u);
+}
+
+int hpl__span_uses_add(hpl__span_uses *u, hpl__array *root, int rank, const hpl__box *read, const hpl__box *written)
+{
+    int n = u->count;
+    bool known = false;
+    for (int i = 0; i < n; i++)
+        known |= u->use[i].root == root;
+    if (!known && n == HPL__MAX_ARGS)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "more than %d arrays in one operation", HPL__MAX_ARGS);
+    span_use *x = use_of(u->use, &u->count, root);
+    bool ok = true;
+    if (read) {
+        x->needs = true;
+        ok = hpl__region_add_box(&x->need[rank], read);
+    }
+    if (ok && written) {
+        x->writes = true;
+        ok = hpl__region_add_box(&x->written[rank], written);
+    }
+    return ok ? HPL_OK : hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+}
+
+int hpl__span_uses_exchange(hpl_context *ctx, hpl__span_uses *u)
+{
+    return exchange(ctx, u->use, u->count);
+}
+
+int hpl__span_uses_record(hpl_context *ctx, hpl__span_uses *u)
+{
+    return record_writes(ctx, u->use, u->count);
+}
