@@ -18,6 +18,7 @@ cd "$root"
 tests=(test_threads test_threads_submit_thread unit_batching unit_batching_submit_thread
        test_multidevice test_multidevice_submit_thread test_halos_first_submit_thread
        test_push_submit_thread test_trace unit_event_log unit_region_waits unit_compile unit_args_stamp
+       test_ranks_threads
        unit_inflight)
 
 generator=()
