@@ -721,20 +721,7 @@ static int span_host_access(hpl_context *ctx, hpl__array *a, hpl_access mode)
     }
     if (!(mode & HPL_READ) && hpl__box_equal(&a->box, &a->owned))
         return HPL_OK;
-    span_use *u = hpl__calloc(1, sizeof *u);
-    if (!u)
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    int n = 0;
-    use_of(u, &n, a->root);
-    u->needs = true;
-    int rc = HPL_OK;
-    for (int r = 0; rc == HPL_OK && r < ctx->span->ranks; r++)
-        if (!hpl__region_set_box(&u->need[r], &a->box))
-            rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    if (rc == HPL_OK)
-        rc = exchange(ctx, u, n);
-    uses_free(u, n);
-    return rc;
+    return hpl__span_bring(ctx, a, -1);
 }
 
 static int span_host_wrote(hpl_context *ctx, hpl__array *a)
