@@ -1697,10 +1697,16 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  *               host times (a step lasts as long as its slowest rank), so
  *               that every rank reaches the same distribution: given
  *               shares, the searches with their alone check and warm-ups,
- *               and ADAPTIVE.
+ *               and ADAPTIVE. A partitioner is called on every rank for
+ *               every device's piece (hpl_runner_device: the global
+ *               device), so it must be the same code on every rank; each
+ *               rank runs its own devices' runners, receiving first what
+ *               they read and it lacks (their subarrays' boxes). A
+ *               partitioner failing on one rank fails the eval on every
+ *               rank (validation on; else the others may wait for it).
  *
- * Not across ranks yet (HPL_ERROR_UNSUPPORTED naming the call): plans with
- * a partitioner, the package schemes (DYNAMIC, HGUIDED, AUTO_TUNE), Vulkan
+ * Not across ranks yet (HPL_ERROR_UNSUPPORTED naming the call): the
+ * package schemes (DYNAMIC, HGUIDED, AUTO_TUNE), Vulkan
  * interop, launch.domains. A trace
  * (chapter 9, hpl_trace_begin or HPLVK_TRACE, the same path on every
  * rank) is written by each rank into its own file, the path with

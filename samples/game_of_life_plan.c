@@ -154,8 +154,9 @@ static bool rows_cover(const hpl_plan_info *info, life_size sz)
  * parts, so this is for fixed shares): part j reads its halo rows from the
  * neighbours that wrote them, one row in per neighbour; a part's first and
  * last rows leave their writer once each (once in all for a one-row part).
- * Zero-copy devices move nothing. sample_halo_expected() with the plan's
- * cut instead of the annotations'. */
+ * Zero-copy devices move nothing. Over MPI ranks hpl_stats_get counts this
+ * rank's devices only: so do these sums. sample_halo_expected() with the
+ * plan's cut instead of the annotations'. */
 static void halo_expected(hpl_context *ctx, const hpl_plan_info *info, uint64_t row_bytes, uint64_t *to_host,
                           uint64_t *to_device, uint64_t *result)
 {
@@ -166,7 +167,7 @@ static void halo_expected(hpl_context *ctx, const hpl_plan_info *info, uint64_t 
     *to_host = *to_device = *result = 0;
     for (int p = 0; p < parts; p++) {
         int i = used[p];
-        if (sample_zero_copy(ctx, info->devices[i]))
+        if (sample_zero_copy(ctx, info->devices[i]) || !sample_own_device(ctx, info->devices[i]))
             continue;
         bool above = p > 0, below = p + 1 < parts;
         *to_device += row_bytes * ((uint64_t)above + (uint64_t)below);
@@ -218,7 +219,7 @@ static int rows_to_check(const hpl_plan_info *info, life_size sz, uint64_t out[H
 static bool run_all(life_size sz, hpl_balance balance, int32_t *grid, char *devnames, size_t cap, life_run *run)
 {
     hpl_context *ctx = NULL;
-    if (hpl_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
+    if (sample_context_create(&(hpl_context_desc){.log = sample_log}, &ctx) != HPL_OK) {
         fprintf(stderr, SAMPLE_NAME ": hpl_context_create failed: %s\n", hpl_last_error());
         return false;
     }
@@ -270,6 +271,8 @@ int main(int argc, char **argv)
     char devnames[4096] = "none";
     life_run run = {0};
     bool verified = grid && run_all(sz, balance, grid, devnames, sizeof devnames, &run);
+    if (grid)
+        sample_checksum_print("grid", grid, sz.rows * sz.cols * sizeof *grid);
     free(grid);
     printf("first step (compile, upload, %s): %.3f ms\n",
            balance == HPL_BALANCE_NONE ? "no search" : hpl_balance_name(balance), run.first_ms);

@@ -10,8 +10,7 @@
  * own devices (its own HPLVK_DEVICES) and the sample splits its work over
  * every rank's devices, as over one process's. Otherwise, and always
  * without MPI, it is hpl_context_create: a sample started by hand runs in
- * one process as before, with no MPI in it (a plan, which does not span
- * ranks yet, keeps working there).
+ * one process as before, with no MPI in it.
  *
  * Over ranks:
  *   - MPI is initialised here (before the context, so that hplvk_mpi

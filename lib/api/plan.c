@@ -154,8 +154,8 @@ static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl__plan *pl
     plan->partitioner = desc->partitioner;
     plan->user = desc->user;
     int rc = HPL_OK;
-    if (ctx->span && (desc->partitioner || is_package(desc->balance)))
-        rc = hpl__span_unsupported(ctx, desc->partitioner ? "a plan with a partitioner" : "a package scheme");
+    if (ctx->span && is_package(desc->balance))
+        rc = hpl__span_unsupported(ctx, "a package scheme");
     if (rc == HPL_OK)
         rc = devices_check(ctx, desc, plan);
     if (rc == HPL_OK)

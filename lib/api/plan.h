@@ -47,7 +47,9 @@ struct hpl__runner {
     hpl__plan *plan;
     hpl_runner *token;   /* what the partitioner holds; valid during its call only */
     hpl__runner *next_open; /* the runners whose partitioner call is in progress (plan_handle.c) */
-    int device;          /* the context's device index */
+    int device;          /* the context's device index (over ranks: global) */
+    bool remote;         /* over ranks: another rank's device; its subkernel, planned on
+                            this rank's device 0 for its views only, never runs here */
     uint64_t lo, hi;     /* its rows of the domain's dimension 0 */
     hpl__subkernel *sub; /* where hpl_runner_run leaves the subkernel */
     hpl_arg args[HPL__MAX_ARGS]; /* what it ran with (scalars are read at submission) */

@@ -18,13 +18,15 @@ int hpl__plan_geometry_find(hpl__plan *plan, const hpl_arg *args, size_t nargs)
     hpl_context *ctx = plan->ctx;
     hpl_launch l = {.global = {plan->launch.global[0], plan->launch.global[1], plan->launch.global[2]},
                     .local = {plan->launch.local[0], plan->launch.local[1], plan->launch.local[2]}};
-    if (ctx->span) {
+    if (plan->partitioner) {
+        /* Over ranks, on one of this rank's own devices (the plan's are
+         * every rank's): the geometry does not depend on the device. */
+        l.device = ctx->span ? 0 : plan->devices[0];
+    } else if (ctx->span) {
         /* The geometry does not depend on the devices: planned on one of
          * this rank's own (the plan's are every rank's). */
         l.devices[0] = 0;
         l.device_count = 1;
-    } else if (plan->partitioner) {
-        l.device = plan->devices[0];
     } else {
         memcpy(l.devices, plan->devices, sizeof l.devices);
         l.device_count = plan->device_count;
@@ -136,12 +138,94 @@ static int call_partitioner(hpl__plan *plan, hpl__runner *r, const hpl_range *ra
     return rc;
 }
 
+/* Over ranks: what each runner's subkernel reads (its views' boxes) and
+ * writes (their owned boxes), by the rank of its device; every rank knows
+ * every runner's views, as every rank called the partitioner for every
+ * piece. */
+static int runner_uses(hpl__plan *plan, int count, hpl__span_uses *u)
+{
+    const hpl__span *sp = plan->ctx->span;
+    int rc = HPL_OK;
+    for (int p = 0; rc == HPL_OK && p < count; p++) {
+        const hpl__runner *r = &plan->runners[p];
+        const hpl__subkernel *s = &plan->subkernels[p];
+        const hpl__reflection *refl = &s->variant->reflection;
+        for (int i = 0; rc == HPL_OK && i < refl->arg_count; i++) {
+            if (r->args[i].kind != HPL_ARG_ARRAY)
+                continue;
+            const hpl__arg_view *v = &s->views[i];
+            hpl_access access = refl->args[i].access;
+            rc = hpl__span_uses_add(u, v->array->root, sp->owner[r->device], (access & HPL_READ) ? &v->at.box : NULL,
+                                    (access & HPL_WRITE) ? &v->at.owned : NULL);
+        }
+    }
+    return rc;
+}
+
+/* Over ranks, after the partitioner calls (status rc on this rank): every
+ * rank agrees on the status, moves what its runners read and lacks, runs
+ * its own runners' subkernels (moved to the front of plan->subkernels) and
+ * records what every rank's wrote. Lock held. */
+static int run_over_ranks(hpl__plan *plan, int rc, int count)
+{
+    hpl_context *ctx = plan->ctx;
+    hpl__span_uses *u = NULL;
+    if (rc == HPL_OK && !(u = hpl__span_uses_new()))
+        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (rc == HPL_OK)
+        rc = runner_uses(plan, count, u);
+    /* One rank's failure (its partitioner's, say) fails every rank, before
+     * anything moves (with validation on: else the ranks are trusted). */
+    rc = hpl__span_agree(ctx, rc, NULL, "hpl_plan_eval(%s) by partitioner: %d runners", plan->kernel->name, count);
+    if (rc == HPL_OK)
+        rc = hpl__span_uses_exchange(ctx, u);
+    /* HPL_WHERE_LAST_USED: as on one process, each array's last runner's
+     * device, by its global index on every rank (noted before the
+     * subkernels move). */
+    hpl__array *used[HPL__MAX_ARGS];
+    int where[HPL__MAX_ARGS], nused = 0;
+    for (int p = 0; rc == HPL_OK && p < count; p++) {
+        const hpl__subkernel *s = &plan->subkernels[p];
+        for (int i = 0; i < s->variant->reflection.arg_count; i++) {
+            if (plan->runners[p].args[i].kind != HPL_ARG_ARRAY)
+                continue;
+            int k = 0;
+            while (k < nused && used[k] != s->views[i].array)
+                k++;
+            if (k == nused && nused == HPL__MAX_ARGS)
+                continue;
+            used[k] = s->views[i].array;
+            where[k] = plan->runners[p].device;
+            nused += k == nused;
+        }
+    }
+    int mine = 0;
+    for (int p = 0; rc == HPL_OK && p < count; p++) {
+        if (plan->runners[p].remote)
+            continue;
+        if (mine != p)
+            plan->subkernels[mine] = plan->subkernels[p];
+        mine++;
+    }
+    if (rc == HPL_OK && mine)
+        rc = hpl__subkernels_run(ctx, plan->subkernels, mine, NULL, plan->geometry.whole);
+    if (rc == HPL_OK)
+        rc = hpl__span_uses_record(ctx, u);
+    for (int k = 0; rc == HPL_OK && k < nused; k++)
+        used[k]->last_where = where[k];
+    hpl__span_uses_free(u);
+    return rc;
+}
+
 static int run_partitioned(hpl__plan *plan, const hpl_arg *args, size_t nargs, const hpl__piece *pieces, int count)
 {
     if (!plan->subkernels && !(plan->subkernels = hpl__calloc(HPL__MAX_DEVICES, sizeof *plan->subkernels)))
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     const uint64_t *whole = plan->geometry.whole;
     int rc = HPL_OK, called = 0;
+    /* Over ranks, every rank calls the partitioner for every piece, its
+     * own devices' and the others' (the user's code, the same on every
+     * rank): so each knows what every runner reads and writes. */
     for (int p = 0; rc == HPL_OK && p < count; p++, called++) {
         hpl__runner *r = &plan->runners[p];
         *r = (hpl__runner){.plan = plan, .device = plan->devices[pieces[p].device], .lo = pieces[p].lo,
@@ -152,7 +236,11 @@ static int run_partitioned(hpl__plan *plan, const hpl_arg *args, size_t nargs, c
         ranges[0] = (hpl_range){r->lo, r->hi - 1};
         rc = call_partitioner(plan, r, ranges, args, nargs);
     }
-    if (rc == HPL_OK) {
+    if (plan->ctx->span) {
+        HPL__LOCK(plan->ctx);
+        rc = run_over_ranks(plan, rc, count);
+        HPL__UNLOCK(plan->ctx);
+    } else if (rc == HPL_OK) {
         HPL__LOCK(plan->ctx);
         rc = hpl__subkernels_run(plan->ctx, plan->subkernels, count, NULL, whole);
         HPL__UNLOCK(plan->ctx);
@@ -207,9 +295,17 @@ static int runner_run_locked(hpl__runner *r, const hpl_arg *args, size_t nargs)
             return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
                              "argument %zu is annotated (hpl_part): in a partitioner, pass hpl_runner_subarray()s", i);
     const uint64_t *whole = plan->geometry.whole;
+    /* Over ranks, r->device is global: another rank's device's subkernel
+     * is planned on this rank's device 0, for its views only. */
+    int device = r->device;
+    if (plan->ctx->span) {
+        device = hpl__span_local(plan->ctx->span, r->device);
+        r->remote = device < 0;
+        device = r->remote ? 0 : device;
+    }
     hpl_launch l = {.global = {whole[0], whole[1], whole[2]},
                     .local = {plan->launch.local[0], plan->launch.local[1], plan->launch.local[2]},
-                    .device = r->device};
+                    .device = device};
     hpl__launch_plan lp = {0};
     int rc = hpl__launch_plan_make(plan->ctx, plan->kernel, &l, args, nargs, &lp);
     if (rc == HPL_OK) {

@@ -3,9 +3,10 @@
  * ITERATIVE, EXHAUSTIVE) and ADAPTIVE run a row stencil over them for
  * several evals, matching the host bit for bit on every rank; every rank
  * reaches the same distribution (its shares, rows and alone check, from
- * measurements the ranks share), compared across ranks with MPI here; and a
- * plan with a partitioner or a package scheme fails naming what does not
- * span ranks yet. */
+ * measurements the ranks share), compared across ranks with MPI here; a
+ * plan with a partitioner (halo rows by runner subarrays) too, every rank
+ * receiving exactly the halo rows it lacks each step; and a plan with a
+ * package scheme fails naming what does not span ranks yet. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "hplvk_mpi.h"
@@ -46,12 +47,47 @@ static void host_step(uint64_t rows, uint64_t cols, const uint32_t *src, uint32_
 
 static int rank, ranks;
 
-static int fake_partitioner(hpl_runner *runner, const hpl_range *ranges, const hpl_arg *args, size_t nargs,
-                            void *user)
+/* samples/game_of_life_plan.c's life_parts: the runner's rows and one halo
+ * row on each side (clamped at the edges) of both grids. user: the rows. */
+static int halo_parts(hpl_runner *runner, const hpl_range *ranges, const hpl_arg *args, size_t nargs, void *user)
 {
-    (void)ranges;
-    (void)user;
-    return hpl_runner_run(runner, args, nargs);
+    (void)nargs;
+    const uint64_t rows = *(const uint64_t *)user;
+    uint64_t lo = ranges[0].first ? ranges[0].first - 1 : 0;
+    uint64_t hi = ranges[0].last + 1 < rows ? ranges[0].last + 1 : rows - 1;
+    hpl_array in, out;
+    int rc = hpl_runner_subarray(runner, args[0].value.array, HPL_RANGES({lo, hi}, HPL_ALL), &in);
+    if (rc == HPL_OK)
+        rc = hpl_runner_subarray(runner, args[1].value.array, HPL_RANGES({lo, hi}, HPL_ALL), &out);
+    return rc == HPL_OK ? hpl_runner_run(runner, HPL_ARGS(hpl_arr(in), hpl_arr(out))) : rc;
+}
+
+/* Fails on the last rank only (its own code going wrong there). */
+static int failing_parts(hpl_runner *runner, const hpl_range *ranges, const hpl_arg *args, size_t nargs, void *user)
+{
+    if (rank == ranks - 1)
+        return HPL_ERROR_INVALID_ARGUMENT;
+    return halo_parts(runner, ranges, args, nargs, user);
+}
+
+/* This rank's rows of the last eval: [lo, hi), its devices' pieces (next
+ * to each other: the plan's devices go in rank order). */
+static void rank_rows(hpl_context *ctx, const hpl_plan_info *info, uint64_t *lo, uint64_t *hi)
+{
+    *lo = *hi = 0;
+    for (int i = 0; i < info->device_count; i++) {
+        hpl_device_info d;
+        if (!info->in_use[i] || !CHECK_OK(hpl_device_get_info(ctx, info->devices[i], &d)) || d.rank != rank)
+            continue;
+        uint64_t first = info->ranges[i][0].first, last = info->ranges[i][0].last + 1;
+        if (*lo == *hi) {
+            *lo = first;
+            *hi = last;
+        } else {
+            CHECK(first == *hi, "rank %d's pieces are not next to each other", rank);
+            *hi = last;
+        }
+    }
 }
 
 /* Every rank's plan info must be rank 0's: shares, rows, what the search
@@ -79,6 +115,8 @@ static void same_everywhere(const hpl_plan_info *info, const char *what)
     CHECK(memcmp(&first, &mine, sizeof mine) == 0, "%s: rank %d's distribution differs from rank 0's", what, rank);
 }
 
+/* desc->partitioner: the arrays go in whole (halo_parts cuts them), and
+ * what each rank receives per step is checked: the halo rows it lacks. */
 static void run_plan(hpl_context *ctx, hpl_kernel k, const hpl_plan_desc *desc, const char *what)
 {
     uint64_t rows = 45, cols = 16, n = rows * cols;
@@ -91,12 +129,46 @@ static void run_plan(hpl_context *ctx, hpl_kernel k, const hpl_plan_desc *desc, 
     if (!CHECK_OK(hpl_plan_create(ctx, desc, &plan)))
         return;
     int steps = 6;
+    uint64_t row_bytes = cols * sizeof(uint32_t), prev_lo = 0, prev_hi = 0;
     for (int s = 0; s < steps; s++) {
-        CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
+        CHECK_OK(hpl_stats_reset(ctx));
+        if (desc->partitioner)
+            CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_arr(g[s % 2]), hpl_arr(g[(s + 1) % 2]))));
+        else
+            CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
+        hpl_stats st = th_stats(ctx);
         host_step(rows, cols, want, next);
         memcpy(want, next, n * sizeof *want);
         hpl_plan_info info;
         CHECK_OK(hpl_plan_get_info(plan, &info));
+        if (desc->partitioner) {
+            /* The step's input: written everywhere by the host (step 0),
+             * else, after step s - 1, held by this rank for the rows its
+             * devices wrote then. It receives the rest of what it reads:
+             * its rows and one row each side, clamped. */
+            uint64_t lo, hi, lack = 0;
+            rank_rows(ctx, &info, &lo, &hi);
+            uint64_t from = lo ? lo - 1 : 0, to = hi < rows ? hi + 1 : rows;
+            for (uint64_t r = from; s > 0 && lo < hi && r < to; r++)
+                lack += r < prev_lo || r >= prev_hi;
+            if (rank == 0 || ranks < 4)
+                printf("%s step %d: rank %d rows %llu..%llu received %llu bytes (%llu rows lacked)\n", what, s, rank,
+                       (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)st.rank_received_bytes,
+                       (unsigned long long)lack);
+            /* A search's timed runs before the eval's own move rows too
+             * (the distribution changes between them): then only bounded. */
+            bool steady = !desc->balance || info.searched;
+            if (steady)
+                CHECK(st.rank_received_bytes == lack * row_bytes,
+                      "%s step %d (rows %llu..%llu of %llu): received %llu bytes, want %llu", what, s,
+                      (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)rows,
+                      (unsigned long long)st.rank_received_bytes, (unsigned long long)(lack * row_bytes));
+            else
+                CHECK(st.rank_received_bytes <= rows * row_bytes * 4 && st.rank_received_bytes % row_bytes == 0,
+                      "%s step %d: received %llu bytes", what, s, (unsigned long long)st.rank_received_bytes);
+            prev_lo = lo;
+            prev_hi = hi;
+        }
         uint64_t covered = 0;
         for (int i = 0; i < info.device_count; i++)
             covered += info.rows[i];
@@ -144,10 +216,29 @@ int main(int argc, char **argv)
     int last_two[2] = {devices - 2, devices - 1};
     if (devices >= 2)
         run_plan(ctx, k, &(hpl_plan_desc){.device_count = 2, .devices = {last_two[0], last_two[1]}}, "two devices");
+    /* By partitioner: every rank calls it for every device's piece. */
+    uint64_t rows = 45;
+    run_plan(ctx, k, &(hpl_plan_desc){.partitioner = halo_parts, .user = &rows, .shares = shares},
+             "partitioner, given shares");
+    run_plan(ctx, k, &(hpl_plan_desc){.partitioner = halo_parts, .user = &rows, .balance = HPL_BALANCE_SINGLE_STEP,
+                                      .keep_split = true},
+             "partitioner, SINGLE_STEP");
     if (ranks > 1) {
+        /* A partitioner failing on one rank fails the eval on every rank
+         * (its own error there, the others' naming it), and nothing hangs. */
         hpl_plan *plan = NULL;
-        CHECK_FAILS(hpl_plan_create(ctx, &(hpl_plan_desc){.partitioner = fake_partitioner}, &plan),
-                    HPL_ERROR_UNSUPPORTED, "a plan with a partitioner does not span ranks");
+        hpl_array a = th_array(ctx, HPL_UINT32, rows, 16, 0), b = th_array(ctx, HPL_UINT32, rows, 16, 0);
+        CHECK_OK(hpl_array_fill(ctx, a, &(uint32_t){3}, HPL_ON_HOST));
+        if (CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.partitioner = failing_parts, .user = &rows}, &plan))) {
+            int rc = hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_arr(a), hpl_arr(b)));
+            CHECK(rc == (rank == ranks - 1 ? HPL_ERROR_INVALID_ARGUMENT : HPL_ERROR_RANKS_DIFFER),
+                  "a partitioner failing on rank %d: rank %d's eval returned %s (%s)", ranks - 1, rank,
+                  hpl_error_name(rc), hpl_last_error());
+            hpl_plan_destroy(plan);
+            plan = NULL;
+        }
+        CHECK_OK(hpl_array_destroy(ctx, a));
+        CHECK_OK(hpl_array_destroy(ctx, b));
         CHECK_FAILS(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_DYNAMIC}, &plan),
                     HPL_ERROR_UNSUPPORTED, "a package scheme does not span ranks");
     }
