@@ -1464,6 +1464,18 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *                      chunks of 2 to 16 MiB, except between two CPU
  *                      devices (whole). A malformed value makes
  *                      hpl_context_create fail.
+ * HPLVK_RANK_CHUNK   bytes per message of a move between ranks (contexts
+ *                      over a transport with post and wait, as MPI's:
+ *                      hplvk_transport.h), same syntax as
+ *                      HPLVK_DEVICE_MEMORY_LIMIT: a box larger than it goes
+ *                      as row groups along its first dimension of extent
+ *                      more than 1, each of about that size (at least one
+ *                      row), each sent as soon as the sending rank's host
+ *                      storage holds it, so that the next one's download
+ *                      overlaps its message; "0" sends boxes whole. Unset
+ *                      or "": 1 MiB. Every rank must give the same value.
+ *                      A malformed value makes the context's creation fail
+ *                      on every rank. hpl_stats counts moves, not pieces.
  * HPLVK_PUSH=0        rows move only when a device or the host reads them:
  *                      devices do not push what others read from them
  *                      with the kernels that write it (chapter 7b). "1"

@@ -64,6 +64,26 @@ typedef struct hpl_transport {
     /* Called once, by hpl_context_destroy, after the context's last use
      * of the transport (or by hpl_context_create_over when it fails). */
     void (*destroy)(void *user);
+    /* Optional, both or neither (NULL: hplvk calls exchange alone): the two
+     * halves of exchange, so that hplvk readies what a later list sends
+     * (downloads it from a device) while an earlier list moves. post posts
+     * every message of the list and returns without waiting, *pending set
+     * to what wait takes (NULL when nothing is in flight); the caller keeps
+     * the boxes' memory untouched (sent ones unchanged, received ones
+     * unread) until wait returns, and may free the list itself at once.
+     * wait returns once all of post's messages completed, and always
+     * releases pending (also on error; NULL: nothing to wait for). hplvk
+     * posts one or more lists, then waits for each of them, in order,
+     * before it uses the transport again (every rank that posted waits).
+     * Matching: a message to rank p is matched with the message from this
+     * rank in p's lists in the order both ranks posted them (the lists of
+     * one exchange concatenated, as if they were one exchange); neither
+     * call is collective, and a rank with nothing to move calls neither.
+     * On failure post leaves nothing of the list in flight (*pending NULL).
+     * Same return as exchange. */
+    int (*post)(void *user, const hpl_transport_message *messages, size_t count, void **pending, char *error,
+                size_t error_size);
+    int (*wait)(void *user, void *pending, char *error, size_t error_size);
 } hpl_transport;
 
 /* Creates a context spanning the transport's ranks (collective: every rank

@@ -7,12 +7,15 @@
  * own coherence state takes it from there like a host write. */
 #include "api.h"
 
+#include "config.h"
+
 #include "launch.h"
 #include "partition.h"
 #include "rank_state.h"
 #include "subkernel.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +28,13 @@ static int span_host_wrote(hpl_context *ctx, hpl__array *a);
 static void span_free(hpl_context *ctx);
 
 /* ---- joining ----------------------------------------------------------- */
+
+/* Bytes per message of a large move between ranks (HPLVK_RANK_CHUNK
+ * overrides; 0: whole): with a transport that posts without waiting
+ * (hplvk_transport.h: post, wait), a box larger than this goes as row
+ * groups of about this size, each sent as soon as this rank's host storage
+ * holds it, so that the download of the next one overlaps its message. */
+#define RANK_CHUNK (1ull << 20)
 
 /* What each rank tells the others when the context is made. */
 typedef struct join_record {
@@ -39,6 +49,9 @@ static int transport_check(const hpl_transport *t)
     if (!t->exchange || !t->allgather || !t->destroy)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "transport.%s is NULL",
                          !t->exchange ? "exchange" : !t->allgather ? "allgather" : "destroy");
+    if (!t->post != !t->wait)
+        return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "transport.%s is NULL but transport.%s is not (both or neither)",
+                         !t->post ? "post" : "wait", !t->post ? "wait" : "post");
     if (t->ranks < 1)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "transport.ranks is %d: a context spans 1 rank or more",
                          t->ranks);
@@ -129,9 +142,15 @@ int hpl_context_create_over(const hpl_context_desc *desc, const hpl_transport *t
     }
     hpl_context *ctx = NULL;
     rc = hpl__context_make(desc, transport, &ctx);
+    uint64_t chunk = RANK_CHUNK;
+    const char *env = getenv("HPLVK_RANK_CHUNK");
+    if (rc == HPL_OK && env && *env)
+        rc = hpl__parse_size("HPLVK_RANK_CHUNK", env, &chunk); /* every rank learns of a failure (join) */
     rc = join(ctx, transport, rc);
-    if (rc == HPL_OK)
+    if (rc == HPL_OK) {
+        ctx->span->chunk = chunk;
         hpl__trace_from_env(ctx);
+    }
     if (rc != HPL_OK) {
         hpl__error_prefix("hpl_context_create_over");
         hpl_context_destroy(ctx); /* no span yet: the transport is not its */
@@ -327,6 +346,125 @@ static hpl_transport_message message_of(const hpl__array *root, const hpl__box *
     return m;
 }
 
+/* How a move's box goes as messages (with a transport that posts): a box of
+ * more than `chunk` bytes as row groups along its first dimension of extent
+ * more than 1, each of about `chunk` bytes (at least one row); else whole.
+ * From the box and the element size alone, so the two ranks of the move
+ * cut it alike. */
+typedef struct move_cut {
+    int dim;        /* the cut dimension */
+    uint64_t rows;  /* indices of dim per piece */
+    uint64_t count; /* pieces (1: whole) */
+} move_cut;
+
+static move_cut cut_move(const hpl__box *box, int ndims, uint64_t esize, uint64_t chunk)
+{
+    move_cut c = {.dim = 0, .rows = box->hi[0] - box->lo[0], .count = 1};
+    uint64_t bytes = hpl__box_volume(box) * esize;
+    if (chunk == 0 || bytes <= chunk)
+        return c;
+    int d = 0;
+    while (d < ndims - 1 && box->hi[d] - box->lo[d] == 1)
+        d++;
+    uint64_t extent = box->hi[d] - box->lo[d];
+    uint64_t row = bytes / extent; /* bytes of one index of d */
+    c.dim = d;
+    c.rows = HPL__MAX(chunk / row, 1);
+    c.rows = HPL__MIN(c.rows, extent);
+    c.count = (extent + c.rows - 1) / c.rows;
+    return c;
+}
+
+static hpl__box piece_of(const hpl__box *box, const move_cut *c, uint64_t k)
+{
+    hpl__box b = *box;
+    b.lo[c->dim] = box->lo[c->dim] + k * c->rows;
+    b.hi[c->dim] = HPL__MIN(b.lo[c->dim] + c->rows, box->hi[c->dim]);
+    return b;
+}
+
+/* Waits for every list posted (in order), keeping the first error. */
+static int wait_posted(hpl__span *sp, void **pending, size_t n, int rc, size_t count)
+{
+    for (size_t i = 0; i < n; i++) {
+        char error[512] = "";
+        int waited = sp->transport.wait(sp->transport.user, pending[i], error, sizeof error);
+        if (waited != HPL_OK && rc == HPL_OK)
+            rc = hpl__fail(waited, "moving %zu box%s between rank %d and the others failed: %s", count,
+                           count == 1 ? "" : "es", sp->rank, error);
+    }
+    return rc;
+}
+
+/* With a transport that posts: the receives are posted first (once no
+ * device work uses their boxes of the host storage), then each send as
+ * soon as this rank's host storage holds it, a large box piece by piece
+ * (cut_move), so that the download of piece k + 1 overlaps the message of
+ * piece k; then every list is waited for. The receiving rank uploads what
+ * arrived only when a device needs it, after the wait (not overlapped). */
+static int move_posted(hpl_context *ctx, span_use *uses, int n, hpl__rank_moves *moves, size_t pieces)
+{
+    hpl__span *sp = ctx->span;
+    int me = sp->rank, rc = HPL_OK;
+    /* At most a list per piece, and the receives'. */
+    hpl_transport_message *msgs = hpl__calloc(pieces, sizeof *msgs);
+    void **pending = hpl__calloc(pieces + 1, sizeof *pending);
+    if (!msgs || !pending) {
+        hpl__free(msgs);
+        hpl__free(pending);
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    size_t count = 0, posted = 0, lists = 0;
+    for (int send = 0; send < 2 && rc == HPL_OK; send++) {
+        for (int i = 0; rc == HPL_OK && i < n; i++) {
+            hpl__array *root = uses[i].root;
+            uint64_t esize = hpl_type_size(root->type);
+            for (int j = 0; rc == HPL_OK && j < moves[i].count; j++) {
+                const hpl__rank_move *m = &moves[i].moves[j];
+                if (send ? m->src != me : m->dst != me)
+                    continue;
+                move_cut c = cut_move(&m->box, root->ndims, esize, sp->chunk);
+                if (!send)
+                    rc = hpl__host_sync(ctx, root, &m->box, false, true); /* the whole box's wait, once */
+                for (uint64_t k = 0; rc == HPL_OK && k < c.count; k++) {
+                    hpl__box piece = c.count > 1 ? piece_of(&m->box, &c, k) : m->box;
+                    if (send && (rc = hpl__host_sync(ctx, root, &piece, true, false)) != HPL_OK)
+                        break;
+                    msgs[count++] = message_of(root, &piece, send ? m->dst : m->src, send);
+                    if (!send || c.count == 1)
+                        continue;
+                    /* A piece goes at once, with what came before it. */
+                    char error[512] = "";
+                    int sent = sp->transport.post(sp->transport.user, msgs + posted, count - posted,
+                                                  &pending[lists], error, sizeof error);
+                    if (sent != HPL_OK)
+                        rc = hpl__fail(sent, "moving %zu box%s between rank %d and the others failed: %s",
+                                       count - posted, count - posted == 1 ? "" : "es", me, error);
+                    lists += pending[lists] != NULL;
+                    posted = count;
+                }
+            }
+        }
+        /* The receives (send 0), then the sends not yet posted. */
+        if (rc == HPL_OK && count > posted) {
+            char error[512] = "";
+            int sent = sp->transport.post(sp->transport.user, msgs + posted, count - posted, &pending[lists], error,
+                                          sizeof error);
+            if (sent != HPL_OK)
+                rc = hpl__fail(sent, "moving %zu box%s between rank %d and the others failed: %s", count - posted,
+                               count - posted == 1 ? "" : "es", me, error);
+            lists += pending[lists] != NULL;
+            posted = count;
+        }
+    }
+    /* Nothing stays in flight, even after a failure (the other ranks'
+     * messages to this one were posted: the waits end). */
+    rc = wait_posted(sp, pending, lists, rc, count);
+    hpl__free(msgs);
+    hpl__free(pending);
+    return rc;
+}
+
 /* Moves what each rank's need lacks from the ranks that hold it: every
  * rank calls it with the same uses. A box to send is first made valid in
  * this rank's host storage; one received becomes valid there (a host
@@ -338,7 +476,8 @@ static int exchange(hpl_context *ctx, span_use *uses, int n)
     hpl__rank_moves *moves = hpl__calloc((size_t)n + 1, sizeof *moves);
     if (!moves)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    size_t mine = 0;
+    size_t mine = 0, pieces = 0;
+    bool posts = sp->transport.post != NULL;
     for (int i = 0; rc == HPL_OK && i < n; i++) {
         if (!uses[i].needs)
             continue;
@@ -347,33 +486,46 @@ static int exchange(hpl_context *ctx, span_use *uses, int n)
             need[r] = &uses[i].need[r];
         if (!hpl__rank_state_plan(uses[i].root->ranks, need, &moves[i]))
             rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-        for (int j = 0; rc == HPL_OK && j < moves[i].count; j++)
-            mine += moves[i].moves[j].src == me || moves[i].moves[j].dst == me;
-    }
-    hpl_transport_message *msgs = rc == HPL_OK && mine ? hpl__calloc(mine, sizeof *msgs) : NULL;
-    if (rc == HPL_OK && mine && !msgs)
-        rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    /* Ready the host storage: what goes out holds the newest data, what
-     * comes in is not read or written by work still running. */
-    size_t count = 0;
-    for (int i = 0; rc == HPL_OK && i < n; i++) {
+        uint64_t esize = hpl_type_size(uses[i].root->type);
         for (int j = 0; rc == HPL_OK && j < moves[i].count; j++) {
             const hpl__rank_move *m = &moves[i].moves[j];
             if (m->src != me && m->dst != me)
                 continue;
-            hpl__array *root = uses[i].root;
-            rc = hpl__host_sync(ctx, root, &m->box, m->src == me, m->dst == me);
-            if (rc == HPL_OK)
-                msgs[count++] = message_of(root, &m->box, m->src == me ? m->dst : m->src, m->src == me);
+            mine++;
+            pieces += posts ? (size_t)cut_move(&m->box, uses[i].root->ndims, esize, sp->chunk).count : 1;
         }
     }
-    if (rc == HPL_OK) {
-        char error[512] = "";
-        int sent = sp->transport.exchange(sp->transport.user, msgs, count, error, sizeof error);
-        if (sent != HPL_OK)
-            rc = hpl__fail(sent, "moving %zu box%s between rank %d and the others failed: %s", count,
-                           count == 1 ? "" : "es", me, error);
+    if (rc == HPL_OK && posts && mine) {
+        rc = move_posted(ctx, uses, n, moves, pieces);
+    } else if (rc == HPL_OK && !posts) {
+        /* exchange alone: every rank calls it (even with no message). */
+        hpl_transport_message *msgs = mine ? hpl__calloc(mine, sizeof *msgs) : NULL;
+        if (mine && !msgs)
+            rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+        /* Ready the host storage: what goes out holds the newest data, what
+         * comes in is not read or written by work still running. */
+        size_t count = 0;
+        for (int i = 0; rc == HPL_OK && i < n; i++) {
+            for (int j = 0; rc == HPL_OK && j < moves[i].count; j++) {
+                const hpl__rank_move *m = &moves[i].moves[j];
+                if (m->src != me && m->dst != me)
+                    continue;
+                hpl__array *root = uses[i].root;
+                rc = hpl__host_sync(ctx, root, &m->box, m->src == me, m->dst == me);
+                if (rc == HPL_OK)
+                    msgs[count++] = message_of(root, &m->box, m->src == me ? m->dst : m->src, m->src == me);
+            }
+        }
+        if (rc == HPL_OK) {
+            char error[512] = "";
+            int sent = sp->transport.exchange(sp->transport.user, msgs, count, error, sizeof error);
+            if (sent != HPL_OK)
+                rc = hpl__fail(sent, "moving %zu box%s between rank %d and the others failed: %s", count,
+                               count == 1 ? "" : "es", me, error);
+        }
+        hpl__free(msgs);
     }
+    /* The statistics count moves (a box each), however many messages. */
     hpl__region r;
     hpl__region_init(&r);
     for (int i = 0; rc == HPL_OK && i < n; i++) {
@@ -400,7 +552,6 @@ static int exchange(hpl_context *ctx, span_use *uses, int n)
     for (int i = 0; i < n; i++)
         hpl__rank_moves_free(&moves[i]);
     hpl__free(moves);
-    hpl__free(msgs);
     return rc;
 }
 

@@ -221,10 +221,25 @@ static int message_fail(int code, const hpl_transport_message *m, size_t i, cons
                 m->send ? "send to" : "receive from", m->peer, box, what);
 }
 
-static int mpi_exchange(void *user, const hpl_transport_message *messages, size_t count, char *error,
-                        size_t error_size)
+/* What mpi_post leaves in flight: a request per MPI message, the message of
+ * each (a copy: the caller's list may go), and the first error a progress
+ * test met. One allocation. */
+typedef struct mpi_pending {
+    size_t count;  /* messages */
+    size_t posted; /* requests */
+    hpl_transport_message *messages;
+    MPI_Request *requests;
+    size_t *owner; /* the message of each request */
+    MPI_Status *statuses;
+    int error; /* HPL_OK, or what a test in mpi_post met (text below) */
+    char text[MPI_MAX_ERROR_STRING + 64];
+} mpi_pending;
+
+static int mpi_post(void *user, const hpl_transport_message *messages, size_t count, void **out, char *error,
+                    size_t error_size)
 {
     mpi_transport *t = user;
+    *out = NULL;
     int ranks;
     MPI_Comm_size(t->comm, &ranks);
     if (count && !messages)
@@ -243,40 +258,39 @@ static int mpi_exchange(void *user, const hpl_transport_message *messages, size_
         total += (size_t)c.pieces;
     }
     if (total == 0)
-        return HPL_OK;
+        return HPL_OK; /* nothing in flight: *out stays NULL */
 
-    MPI_Request *requests = malloc(total * sizeof *requests);
-    MPI_Datatype *types = malloc(total * sizeof *types);
-    size_t *owner = malloc(total * sizeof *owner);
-    MPI_Status *statuses = malloc(total * sizeof *statuses);
-    if (!requests || !types || !owner || !statuses) {
-        free(requests);
-        free(types);
-        free(owner);
-        free(statuses);
+    size_t bytes = sizeof(mpi_pending) + count * sizeof(hpl_transport_message) +
+                   total * (sizeof(MPI_Request) + sizeof(size_t) + sizeof(MPI_Status));
+    mpi_pending *p = malloc(bytes);
+    if (!p)
         return fail(HPL_ERROR_OUT_OF_HOST_MEMORY, error, error_size,
                     "MPI transport: no host memory for the requests of %zu MPI messages", total);
-    }
+    *p = (mpi_pending){.count = count, .error = HPL_OK};
+    p->messages = (hpl_transport_message *)(p + 1);
+    p->statuses = (MPI_Status *)(p->messages + count);
+    p->requests = (MPI_Request *)(p->statuses + total);
+    p->owner = (size_t *)(p->requests + total);
+    memcpy(p->messages, messages, count * sizeof *messages);
 
     int result = HPL_OK;
-    size_t posted = 0;
     for (size_t i = 0; i < count && result == HPL_OK; i++) {
         const hpl_transport_message *m = &messages[i];
         cut c = {0};
         cut_message(m, &c);
-        for (uint64_t p = 0; p < c.pieces; p++) {
+        for (uint64_t k = 0; k < c.pieces; k++) {
             uint64_t lo[3] = {0, 0, 0}, ext[3] = {1, 1, 1};
-            piece_box(m, &c, p, lo, ext);
+            piece_box(m, &c, k, lo, ext);
             char what[MPI_MAX_ERROR_STRING + 128];
             MPI_Datatype type = MPI_DATATYPE_NULL;
             int mcount;
             char *at;
             if (box_contiguous(m, lo, ext)) {
-                uint64_t bytes = m->elem_size;
+                uint64_t n = m->elem_size;
                 for (int d = 0; d < m->ndims; d++)
-                    bytes *= ext[d];
+                    n *= ext[d];
                 at = (char *)m->base + offset_of(m, lo);
-                mcount = (int)bytes; /* <= INT_MAX: the cut */
+                mcount = (int)n; /* <= INT_MAX: the cut */
             } else {
                 /* Start of the piece's first row: lo in the dimensions up
                  * to split, 0 after (the subarray's starts give those). */
@@ -292,56 +306,98 @@ static int mpi_exchange(void *user, const hpl_transport_message *messages, size_
                 mcount = 1;
             }
             MPI_Datatype send_type = type == MPI_DATATYPE_NULL ? MPI_BYTE : type;
-            int rc = m->send ? MPI_Isend(at, mcount, send_type, m->peer, MPI_TRANSPORT_TAG, t->comm, &requests[posted])
-                             : MPI_Irecv(at, mcount, send_type, m->peer, MPI_TRANSPORT_TAG, t->comm, &requests[posted]);
+            MPI_Request *r = &p->requests[p->posted];
+            int rc = m->send ? MPI_Isend(at, mcount, send_type, m->peer, MPI_TRANSPORT_TAG, t->comm, r)
+                             : MPI_Irecv(at, mcount, send_type, m->peer, MPI_TRANSPORT_TAG, t->comm, r);
+            /* A datatype freed while a message uses it goes once that
+             * message completes (MPI_Type_free). */
+            if (type != MPI_DATATYPE_NULL)
+                MPI_Type_free(&type);
             if (rc != MPI_SUCCESS) {
-                if (type != MPI_DATATYPE_NULL)
-                    MPI_Type_free(&type);
                 char text[MPI_MAX_ERROR_STRING];
                 mpi_text(rc, text);
                 snprintf(what, sizeof what, "%s: %s", m->send ? "MPI_Isend" : "MPI_Irecv", text);
                 result = message_fail(HPL_ERROR_TRANSPORT, m, i, what, error, error_size);
                 break;
             }
-            types[posted] = type;
-            owner[posted] = i;
-            posted++;
+            p->owner[p->posted++] = i;
         }
     }
 
     if (result != HPL_OK) {
         /* Nothing may stay in flight into or out of the caller's memory. */
-        for (size_t r = 0; r < posted; r++)
-            MPI_Cancel(&requests[r]);
-        MPI_Waitall((int)posted, requests, MPI_STATUSES_IGNORE);
-    } else {
-        int rc = MPI_Waitall((int)posted, requests, statuses);
-        if (rc != MPI_SUCCESS) {
-            /* The first failed message (MPI_ERR_IN_STATUS), else the call's. */
-            size_t bad = posted;
-            if (rc == MPI_ERR_IN_STATUS)
-                for (size_t r = 0; r < posted && bad == posted; r++)
-                    if (statuses[r].MPI_ERROR != MPI_SUCCESS && statuses[r].MPI_ERROR != MPI_ERR_PENDING)
-                        bad = r;
-            char text[MPI_MAX_ERROR_STRING], what[MPI_MAX_ERROR_STRING + 32];
-            mpi_text(bad < posted ? statuses[bad].MPI_ERROR : rc, text);
-            snprintf(what, sizeof what, "MPI_Waitall: %s", text);
-            if (bad < posted)
-                result = message_fail(HPL_ERROR_TRANSPORT, &messages[owner[bad]], owner[bad], what, error, error_size);
-            else
-                result = fail(HPL_ERROR_TRANSPORT, error, error_size,
-                              "MPI transport: %zu messages with ranks starting with rank %d: %s", count,
-                              messages[0].peer, what);
-        }
+        for (size_t r = 0; r < p->posted; r++)
+            MPI_Cancel(&p->requests[r]);
+        MPI_Waitall((int)p->posted, p->requests, MPI_STATUSES_IGNORE);
+        free(p);
+        return result;
     }
-    for (size_t r = 0; r < posted; r++)
-        if (types[r] != MPI_DATATYPE_NULL)
-            MPI_Type_free(&types[r]);
-    free(requests);
-    free(types);
-    free(owner);
-    free(statuses);
+    /* A test drives MPI's progress (for this list and every one posted
+     * before it): the caller's work before its wait overlaps what moves
+     * meanwhile. Completed requests become MPI_REQUEST_NULL; an error is
+     * kept for the wait. */
+    int flag = 0;
+    int rc = MPI_Testall((int)p->posted, p->requests, &flag, p->statuses);
+    if (rc != MPI_SUCCESS) {
+        size_t bad = p->posted;
+        if (rc == MPI_ERR_IN_STATUS)
+            for (size_t r = 0; r < p->posted && bad == p->posted; r++)
+                if (p->statuses[r].MPI_ERROR != MPI_SUCCESS && p->statuses[r].MPI_ERROR != MPI_ERR_PENDING)
+                    bad = r;
+        char text[MPI_MAX_ERROR_STRING];
+        mpi_text(bad < p->posted ? p->statuses[bad].MPI_ERROR : rc, text);
+        p->error = HPL_ERROR_TRANSPORT;
+        char box[256] = "";
+        if (bad < p->posted)
+            box_text(&p->messages[p->owner[bad]], box, sizeof box);
+        snprintf(p->text, sizeof p->text, "MPI_Testall: %s%s%s", text, bad < p->posted ? " (box " : "",
+                 bad < p->posted ? box : "");
+        if (bad < p->posted)
+            strncat(p->text, ")", sizeof p->text - strlen(p->text) - 1);
+    }
+    *out = p;
+    return HPL_OK;
+}
+
+static int mpi_wait(void *user, void *pending, char *error, size_t error_size)
+{
+    (void)user;
+    mpi_pending *p = pending;
+    if (!p)
+        return HPL_OK;
+    int result = HPL_OK;
+    int rc = MPI_Waitall((int)p->posted, p->requests, p->statuses);
+    if (p->error != HPL_OK) {
+        result = fail(p->error, error, error_size, "MPI transport: %zu messages with ranks starting with rank %d: %s",
+                      p->count, p->messages[0].peer, p->text);
+    } else if (rc != MPI_SUCCESS) {
+        /* The first failed message (MPI_ERR_IN_STATUS), else the call's. */
+        size_t bad = p->posted;
+        if (rc == MPI_ERR_IN_STATUS)
+            for (size_t r = 0; r < p->posted && bad == p->posted; r++)
+                if (p->statuses[r].MPI_ERROR != MPI_SUCCESS && p->statuses[r].MPI_ERROR != MPI_ERR_PENDING)
+                    bad = r;
+        char text[MPI_MAX_ERROR_STRING], what[MPI_MAX_ERROR_STRING + 32];
+        mpi_text(bad < p->posted ? p->statuses[bad].MPI_ERROR : rc, text);
+        snprintf(what, sizeof what, "MPI_Waitall: %s", text);
+        if (bad < p->posted)
+            result = message_fail(HPL_ERROR_TRANSPORT, &p->messages[p->owner[bad]], p->owner[bad], what, error,
+                                  error_size);
+        else
+            result = fail(HPL_ERROR_TRANSPORT, error, error_size,
+                          "MPI transport: %zu messages with ranks starting with rank %d: %s", p->count,
+                          p->messages[0].peer, what);
+    }
+    free(p);
     return result;
+}
+
+static int mpi_exchange(void *user, const hpl_transport_message *messages, size_t count, char *error,
+                        size_t error_size)
+{
+    void *pending = NULL;
+    int rc = mpi_post(user, messages, count, &pending, error, error_size);
+    return rc == HPL_OK ? mpi_wait(user, pending, error, error_size) : rc;
 }
 
 static int mpi_allgather(void *user, const void *mine, size_t bytes, void *all, char *error, size_t error_size)
@@ -460,6 +516,8 @@ static int transport_make(const char *fn, MPI_Comm comm, hpl_transport *out)
         .node_ranks = node_ranks,
         .user = t,
         .exchange = mpi_exchange,
+        .post = mpi_post,
+        .wait = mpi_wait,
         .allgather = mpi_allgather,
         .destroy = mpi_destroy,
     };

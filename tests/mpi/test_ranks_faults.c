@@ -138,6 +138,12 @@ static int fake_allgather(void *user, const void *mine, size_t bytes, void *all,
     return HPL_ERROR_TRANSPORT;
 }
 
+static int fake_wait(void *user, void *pending, char *error, size_t size)
+{
+    (void)user, (void)pending, (void)error, (void)size;
+    return HPL_OK;
+}
+
 static void fake_destroy(void *user)
 {
     (void)user;
@@ -168,6 +174,8 @@ static void run_malformed(void)
     hpl_transport t;
     t = fake, t.exchange = NULL;
     rejects("exchange NULL", &desc, t, HPL_ERROR_INVALID_ARGUMENT, "transport.exchange is NULL");
+    t = fake, t.wait = fake_wait;
+    rejects("wait without post", &desc, t, HPL_ERROR_INVALID_ARGUMENT, "transport.post is NULL but transport.wait");
     t = fake, t.allgather = NULL;
     rejects("allgather NULL", &desc, t, HPL_ERROR_INVALID_ARGUMENT, "transport.allgather is NULL");
     t = fake, t.destroy = NULL;
@@ -247,6 +255,10 @@ static void run_failing_exchange(void)
     t.exchange = flaky_exchange;
     t.allgather = flaky_allgather;
     t.destroy = flaky_destroy;
+    /* Exchange alone (a transport without post and wait is accepted; the
+     * real ones would be called with the wrapper's user). */
+    t.post = NULL;
+    t.wait = NULL;
     hpl_context_desc desc = {0};
     th_prepare_desc(&desc);
     hpl_context *ctx = NULL;
@@ -290,6 +302,12 @@ int main(int argc, char **argv)
     if (ranks >= 2)
         run_bad_devices();
     run_failing_exchange();
+    /* A malformed HPLVK_RANK_CHUNK (on every rank) fails the creation. */
+    setenv("HPLVK_RANK_CHUNK", "12Q", 1);
+    hpl_context *bad = NULL;
+    CHECK_FAILS(hpl_mpi_context_create(NULL, MPI_COMM_WORLD, &bad), HPL_ERROR_INVALID_ARGUMENT, "HPLVK_RANK_CHUNK");
+    CHECK(bad == NULL, "HPLVK_RANK_CHUNK=12Q: *out set");
+    unsetenv("HPLVK_RANK_CHUNK");
     int failed = th_finish(NULL);
     int any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
