@@ -9,6 +9,7 @@
  * every rank, and the bytes each rank received. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "test_util.h"
 #include "hplvk_transport.h"
 
 #include <pthread.h>
@@ -149,36 +150,6 @@ static void destroy(void *user)
 
 /* ---- the ranks ------------------------------------------------------------- */
 
-static const char *stencil_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
-    "void main() {\n"
-    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
-    "    int n = int(src.dims.x);\n"
-    "    uint h = r * 2654435761u + c;\n"
-    "    for (int d = -1; d <= 1; d++) {\n"
-    "        int k = int(r) + d;\n"
-    "        if (k < 0 || k >= n) continue;\n"
-    "        h = h * 31u + hpl_at2(src, uint(k), c) * uint(d + 7);\n"
-    "    }\n"
-    "    hpl_at2(dst, r, c) = h;\n"
-    "}\n";
-
-static void host_step(uint64_t rows, uint64_t cols, const uint32_t *src, uint32_t *dst)
-{
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t c = 0; c < cols; c++) {
-            uint32_t h = (uint32_t)r * 2654435761u + (uint32_t)c;
-            for (int d = -1; d <= 1; d++) {
-                int64_t k = (int64_t)r + d;
-                if (k < 0 || k >= (int64_t)rows)
-                    continue;
-                h = h * 31u + src[(uint64_t)k * cols + c] * (uint32_t)(d + 7);
-            }
-            dst[r * cols + c] = h;
-        }
-}
-
 static void *rank_main(void *arg)
 {
     int me = (int)(intptr_t)arg;
@@ -192,7 +163,7 @@ static void *rank_main(void *arg)
     if (!CHECK_OK(hpl_context_create_over(&desc, &t, &ctx)))
         return NULL;
     CHECK(hpl_device_count(ctx) == RANKS, "rank %d: %d devices, want %d", me, hpl_device_count(ctx), RANKS);
-    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_kernel k = th_kernel(ctx, rows_stencil_src());
     uint64_t rows = 31, cols = 9, n = rows * cols, row_bytes = cols * 4;
     uint32_t *want = malloc(n * 4), *next = malloc(n * 4), *got = malloc(n * 4);
     for (uint64_t i = 0; i < n; i++)
@@ -204,7 +175,7 @@ static void *rank_main(void *arg)
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, k, &(hpl_launch){.halos_first = s % 2 == 1},
                           HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
-        host_step(rows, cols, want, next);
+        rows_stencil_host(rows, cols, want, next);
         memcpy(want, next, n * 4);
         /* Rank r's rows are the r-th of three even parts: its neighbours
          * wrote the rows next to them in the step before. */

@@ -5,7 +5,7 @@
  *     (a fixed value until then);
  *   - box1(), box2(), box3(): lib/base/region.h's boxes, for the tests that
  *     include it (the region and coherence unit tests);
- *   - kernel sources that tests run alike. */
+ *   - kernel sources that tests run alike (and a host reference of one). */
 #ifndef HPLVK_TESTS_TEST_UTIL_H
 #define HPLVK_TESTS_TEST_UTIL_H
 
@@ -110,6 +110,41 @@ static inline uint64_t box_pieces(const uint64_t e[3], uint64_t max)
     if (e[2] <= max)
         return e[0] * ((e[1] + max / e[2] - 1) / (max / e[2]));
     return e[0] * e[1] * ((e[2] + max - 1) / max);
+}
+
+/* A row stencil, radius 1 along dimension 0 (rows) of a uint 2-D array,
+ * each element a hash of its position and its column's neighbours, and the
+ * same on the host: the tests of contexts over ranks split it by rows. */
+static inline const char *rows_stencil_src(void)
+{
+    return "#include <hplvk.glsl>\n"
+           "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
+           "void main() {\n"
+           "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
+           "    int n = int(src.dims.x);\n"
+           "    uint h = r * 2654435761u + c;\n"
+           "    for (int d = -1; d <= 1; d++) {\n"
+           "        int k = int(r) + d;\n"
+           "        if (k < 0 || k >= n) continue;\n"
+           "        h = h * 31u + hpl_at2(src, uint(k), c) * uint(d + 7);\n"
+           "    }\n"
+           "    hpl_at2(dst, r, c) = h;\n"
+           "}\n";
+}
+
+static inline void rows_stencil_host(uint64_t rows, uint64_t cols, const uint32_t *src, uint32_t *dst)
+{
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint64_t c = 0; c < cols; c++) {
+            uint32_t h = (uint32_t)r * 2654435761u + (uint32_t)c;
+            for (int d = -1; d <= 1; d++) {
+                int64_t k = (int64_t)r + d;
+                if (k < 0 || k >= (int64_t)rows)
+                    continue;
+                h = h * 31u + src[(uint64_t)k * cols + c] * (uint32_t)(d + 7);
+            }
+            dst[r * cols + c] = h;
+        }
 }
 
 #endif

@@ -7,37 +7,16 @@
  * with a message that names the rank, never hang. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
-#include "hplvk_mpi.h"
+#include "test_util.h"
+#include "ranks.h"
 
 #include <stdio.h>
 
-static const char *stencil_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
-    "void main() {\n"
-    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
-    "    uint h = r * 2654435761u + c;\n"
-    "    for (int d = -1; d <= 1; d++) {\n"
-    "        int k = int(r) + d;\n"
-    "        if (k < 0 || k >= int(src.dims.x)) continue;\n"
-    "        h = h * 31u + hpl_at2(src, uint(k), c) * uint(d + 7);\n"
-    "    }\n"
-    "    hpl_at2(dst, r, c) = h;\n"
-    "}\n";
-
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    hpl_context_desc desc = {0};
-    th_prepare_desc(&desc);
-    hpl_context *ctx = NULL;
-    if (hpl_mpi_context_create(&desc, MPI_COMM_WORLD, &ctx) != HPL_OK) {
-        fprintf(stderr, "rank %d: hpl_mpi_context_create: %s\n", rank, hpl_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    hpl_kernel k = th_kernel(ctx, stencil_src);
+    int rank = 0, ranks = 0;
+    hpl_context *ctx = ranks_start(&argc, &argv, &rank, &ranks);
+    hpl_kernel k = th_kernel(ctx, rows_stencil_src());
     enum { rows = 29, cols = 8 };
     static uint32_t in[rows * cols];
     hpl_array g[2] = {th_array(ctx, HPL_UINT32, rows, cols, 0), th_array(ctx, HPL_UINT32, rows, cols, 0)};

@@ -13,41 +13,12 @@
  * context is still destroyed cleanly, its transport destroyed once. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "test_util.h"
 #include "hplvk_mpi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *stencil_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
-    "void main() {\n"
-    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
-    "    int n = int(src.dims.x);\n"
-    "    uint h = r * 2654435761u + c;\n"
-    "    for (int d = -1; d <= 1; d++) {\n"
-    "        int k = int(r) + d;\n"
-    "        if (k < 0 || k >= n) continue;\n"
-    "        h = h * 31u + hpl_at2(src, uint(k), c) * uint(d + 7);\n"
-    "    }\n"
-    "    hpl_at2(dst, r, c) = h;\n"
-    "}\n";
-
-static void host_step(uint64_t rows, uint64_t cols, const uint32_t *src, uint32_t *dst)
-{
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t c = 0; c < cols; c++) {
-            uint32_t h = (uint32_t)r * 2654435761u + (uint32_t)c;
-            for (int d = -1; d <= 1; d++) {
-                int64_t k = (int64_t)r + d;
-                if (k < 0 || k >= (int64_t)rows)
-                    continue;
-                h = h * 31u + src[(uint64_t)k * cols + c] * (uint32_t)(d + 7);
-            }
-            dst[r * cols + c] = h;
-        }
-}
 
 static int rank, ranks;
 
@@ -91,12 +62,12 @@ static void use_context(hpl_context *ctx, const char *what)
     uint32_t in[23 * 7], want[23 * 7], got[23 * 7];
     for (uint64_t i = 0; i < n; i++)
         in[i] = (uint32_t)(i * 2246822519u + 3u);
-    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_kernel k = th_kernel(ctx, rows_stencil_src());
     hpl_array src = th_array(ctx, HPL_UINT32, rows, cols, 0), dst = th_array(ctx, HPL_UINT32, rows, cols, 0);
     CHECK_OK(hpl_array_write(ctx, src, in, sizeof in));
     CHECK_OK(hpl_eval(ctx, k, &(hpl_launch){0}, HPL_ARGS(hpl_part1(src, 1), hpl_part1(dst, 1))));
     CHECK_OK(hpl_array_read(ctx, dst, got, sizeof got));
-    host_step(rows, cols, in, want);
+    rows_stencil_host(rows, cols, in, want);
     EXPECT_U32(got, want, n, what);
     CHECK_OK(hpl_array_destroy(ctx, src));
     CHECK_OK(hpl_array_destroy(ctx, dst));
@@ -273,7 +244,7 @@ static void run_failing_exchange(void)
     uint32_t in[19 * 5], got[19 * 5];
     for (uint64_t i = 0; i < n; i++)
         in[i] = (uint32_t)(i * 7u + 1u);
-    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_kernel k = th_kernel(ctx, rows_stencil_src());
     hpl_array g[2] = {th_array(ctx, HPL_UINT32, rows, cols, 0), th_array(ctx, HPL_UINT32, rows, cols, 0)};
     CHECK_OK(hpl_array_write(ctx, g[0], in, sizeof in));
     CHECK_OK(hpl_eval(ctx, k, &(hpl_launch){0}, HPL_ARGS(hpl_part1(g[0], 1), hpl_part1(g[1], 1))));

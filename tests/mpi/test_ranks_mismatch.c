@@ -7,7 +7,7 @@
  * state changes, and the same context then runs matching calls correctly. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
-#include "hplvk_mpi.h"
+#include "ranks.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,16 +37,7 @@ static void check_differ(int rc, int own, const char *what, const char *line)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    hpl_context_desc desc = {0};
-    th_prepare_desc(&desc);
-    hpl_context *ctx = NULL;
-    if (hpl_mpi_context_create(&desc, MPI_COMM_WORLD, &ctx) != HPL_OK) {
-        fprintf(stderr, "rank %d: hpl_mpi_context_create: %s\n", rank, hpl_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    hpl_context *ctx = ranks_start(&argc, &argv, &rank, &ranks);
     hpl_kernel add = th_kernel(ctx, add_src), mul = th_kernel(ctx, mul_src);
     enum { N = 40 };
     uint32_t want[N], got[N];

@@ -9,41 +9,12 @@
  * package scheme fails naming what does not span ranks yet. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
-#include "hplvk_mpi.h"
+#include "test_util.h"
+#include "ranks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *stencil_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
-    "void main() {\n"
-    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
-    "    int n = int(src.dims.x);\n"
-    "    uint h = r * 2654435761u + c;\n"
-    "    for (int d = -1; d <= 1; d++) {\n"
-    "        int k = int(r) + d;\n"
-    "        if (k < 0 || k >= n) continue;\n"
-    "        h = h * 31u + hpl_at2(src, uint(k), c) * uint(d + 7);\n"
-    "    }\n"
-    "    hpl_at2(dst, r, c) = h;\n"
-    "}\n";
-
-static void host_step(uint64_t rows, uint64_t cols, const uint32_t *src, uint32_t *dst)
-{
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t c = 0; c < cols; c++) {
-            uint32_t h = (uint32_t)r * 2654435761u + (uint32_t)c;
-            for (int d = -1; d <= 1; d++) {
-                int64_t k = (int64_t)r + d;
-                if (k < 0 || k >= (int64_t)rows)
-                    continue;
-                h = h * 31u + src[(uint64_t)k * cols + c] * (uint32_t)(d + 7);
-            }
-            dst[r * cols + c] = h;
-        }
-}
 
 static int rank, ranks;
 
@@ -137,7 +108,7 @@ static void run_plan(hpl_context *ctx, hpl_kernel k, const hpl_plan_desc *desc, 
         else
             CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
         hpl_stats st = th_stats(ctx);
-        host_step(rows, cols, want, next);
+        rows_stencil_host(rows, cols, want, next);
         memcpy(want, next, n * sizeof *want);
         hpl_plan_info info;
         CHECK_OK(hpl_plan_get_info(plan, &info));
@@ -192,17 +163,8 @@ static void run_plan(hpl_context *ctx, hpl_kernel k, const hpl_plan_desc *desc, 
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    hpl_context_desc desc = {0};
-    th_prepare_desc(&desc);
-    hpl_context *ctx = NULL;
-    if (hpl_mpi_context_create(&desc, MPI_COMM_WORLD, &ctx) != HPL_OK) {
-        fprintf(stderr, "rank %d: hpl_mpi_context_create: %s\n", rank, hpl_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_context *ctx = ranks_start(&argc, &argv, &rank, &ranks);
+    hpl_kernel k = th_kernel(ctx, rows_stencil_src());
     int devices = hpl_device_count(ctx);
     double shares[16];
     for (int i = 0; i < devices; i++)

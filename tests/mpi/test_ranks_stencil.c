@@ -10,41 +10,12 @@
  * trace, each rank into its own file. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
-#include "hplvk_mpi.h"
+#include "test_util.h"
+#include "ranks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *stencil_src =
-    "#include <hplvk.glsl>\n"
-    "hpl_args { hpl_in(uint, 2) src; hpl_out(uint, 2) dst; };\n"
-    "void main() {\n"
-    "    uint r = hpl_global_id.x, c = hpl_global_id.y;\n"
-    "    int n = int(src.dims.x);\n"
-    "    uint h = r * 2654435761u + c;\n"
-    "    for (int d = -1; d <= 1; d++) {\n"
-    "        int k = int(r) + d;\n"
-    "        if (k < 0 || k >= n) continue;\n"
-    "        h = h * 31u + hpl_at2(src, uint(k), c) * uint(d + 7);\n"
-    "    }\n"
-    "    hpl_at2(dst, r, c) = h;\n"
-    "}\n";
-
-static void host_step(uint64_t rows, uint64_t cols, const uint32_t *src, uint32_t *dst)
-{
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t c = 0; c < cols; c++) {
-            uint32_t h = (uint32_t)r * 2654435761u + (uint32_t)c;
-            for (int d = -1; d <= 1; d++) {
-                int64_t k = (int64_t)r + d;
-                if (k < 0 || k >= (int64_t)rows)
-                    continue;
-                h = h * 31u + src[(uint64_t)k * cols + c] * (uint32_t)(d + 7);
-            }
-            dst[r * cols + c] = h;
-        }
-}
 
 static int rank, ranks;
 
@@ -91,7 +62,7 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, uint64_t rows, uint64_t 
     for (int s = 0; s < steps; s++) {
         CHECK_OK(hpl_stats_reset(ctx));
         CHECK_OK(hpl_eval(ctx, k, &all, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
-        host_step(rows, cols, want, next);
+        rows_stencil_host(rows, cols, want, next);
         memcpy(want, next, n * sizeof *want);
         /* What this rank lacked of the rows its parts read: none in the
          * first step (every rank wrote the input) nor after a whole read
@@ -245,16 +216,7 @@ static void run_others(hpl_context *ctx)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    hpl_context_desc desc = {0};
-    th_prepare_desc(&desc);
-    hpl_context *ctx = NULL;
-    if (hpl_mpi_context_create(&desc, MPI_COMM_WORLD, &ctx) != HPL_OK) {
-        fprintf(stderr, "rank %d: hpl_mpi_context_create: %s\n", rank, hpl_last_error());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    hpl_context *ctx = ranks_start(&argc, &argv, &rank, &ranks);
     /* Every rank's devices, in rank order. */
     int devices = hpl_device_count(ctx), last_rank = 0, mine = 0;
     for (int g = 0; g < devices; g++) {
@@ -270,7 +232,7 @@ int main(int argc, char **argv)
     MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(total == devices, "%d devices over the ranks, the table has %d", total, devices);
 
-    hpl_kernel k = th_kernel(ctx, stencil_src);
+    hpl_kernel k = th_kernel(ctx, rows_stencil_src());
     /* Traced: each rank writes its own file. */
     char dir[256] = "";
     if (rank == 0) {
