@@ -61,7 +61,6 @@ function(hplvk_add_mpi_test)
     set_tests_properties(${arg_NAME} PROPERTIES
         LABELS "${labels}"
         TIMEOUT ${arg_TIMEOUT}
-        PROCESSORS ${arg_RANKS}
         ENVIRONMENT "${env}"
         FAIL_REGULAR_EXPRESSION "${HPLVK_VALIDATION_FAIL_REGEX}")
 endfunction()
@@ -106,7 +105,6 @@ function(hplvk_add_mpi_abort_test)
     set_tests_properties(${arg_NAME} PROPERTIES
         LABELS "${labels}"
         TIMEOUT ${timeout}
-        PROCESSORS ${arg_RANKS}
         ENVIRONMENT "${env}"
         FAIL_REGULAR_EXPRESSION "${HPLVK_VALIDATION_FAIL_REGEX}")
 endfunction()

@@ -102,7 +102,12 @@ say "test: build-asan/ (ASan + UBSan)"
 # Every lane but long (cmake/lanes.cmake): the longest bounded runs ran in
 # build/ above, and build-asan/ runs each of their programs in its other
 # tests (quick, variant, bench); install_consumer needs an unsanitized build.
-ctest --test-dir build-asan --output-on-failure -j2 -LE '^(install|long)$' || status=1
+# Of the MPI tests it leaves out the variants over other devices or chunk
+# sizes (*_zc_ranks<k>, *_chunk_ranks<k>) and the samples' comparisons with
+# one process (sample_*_ranks<k>): their programs run under ASan in the
+# other MPI tests, and the samples' alone.
+ctest --test-dir build-asan --output-on-failure -j2 -LE '^(install|long)$' \
+    -E '_(zc|chunk)_ranks[0-9]+$|^sample_.+_ranks[0-9]+$' || status=1
 
 say "done in $((SECONDS - t0)) s: $([[ $status -eq 0 ]] && echo 'all passed' || echo 'FAILURES above')"
 exit $status
