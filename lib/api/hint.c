@@ -63,10 +63,11 @@ static int prefetch_span(hpl_context *ctx, hpl_array handle, hpl__array *a, int 
         rc = hpl__span_bring(ctx, a, owner);
     if (rc == HPL_OK)
         rc = hpl__array_get(ctx, handle, &a);
-    if (rc != HPL_OK || local == -1)
-        return rc;
-    rc = local == HPL_ON_HOST ? prefetch_to_host(ctx, a) : prefetch_to_device(ctx, a, local);
-    if (rc == HPL_OK)
+    if (rc == HPL_OK && local != -1)
+        rc = local == HPL_ON_HOST ? prefetch_to_host(ctx, a) : prefetch_to_device(ctx, a, local);
+    /* As on one process, a prefetch to a device makes it the last used:
+     * on every rank, by its global index. */
+    if (rc == HPL_OK && owner >= 0 && hpl__array_get(ctx, handle, &a) == HPL_OK)
         a->last_where = where;
     return rc;
 }
