@@ -1649,7 +1649,8 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  * hplvk_mpi) or hpl_context_create_over (<hplvk_transport.h>) spans the
  * ranks of a communicator: every rank runs the same program, opens only its
  * own devices (its own HPLVK_DEVICES or device list; with none, GPU number
- * r on a machine with a GPU for each of its r ranks, else the default), and
+ * n for the rank that is n-th on its machine when the machine has a GPU
+ * for each of its ranks, else the default), and
  * sees every rank's devices, numbered in rank order: hpl_device_count,
  * hpl_device_get_info (hpl_device_info.rank) and every device index given
  * to a call (launch.device(s), `where`, plan devices) are global. A
@@ -1660,8 +1661,8 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  * order, with the same arguments (the same kernels, extents, annotations,
  * scalars, devices): context creation and destruction, hpl_array_create,
  * hpl_eval, host access (hpl_array_access, _read, _write), hpl_array_fill,
- * _assign, _prefetch, _discard, _reduce, hpl_plan_create, _eval. Local to each rank: kernels,
- * subarrays and parts (views: handles may differ between ranks), stats,
+ * _assign, _prefetch, _discard, _reduce, hpl_plan_create, _eval. Local to
+ * each rank: kernels, subarrays and parts (views: handles may differ between ranks), stats,
  * info, hpl_array_wait, hpl_finish, hpl_array_destroy. Under validation
  * (hpl_context_desc.validation, HPLVK_VALIDATION=1) the ranks compare
  * each collective call first: one that differs, or that failed on some
@@ -1675,8 +1676,10 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  * each derives the same moves without asking: a box a rank's devices (or
  * its host) are about to read and do not hold moves from the host storage
  * of the next rank that holds it into this rank's host storage, by one
- * message, and only the boxes that are missing (an eval's halo rows, not
- * its parts). hpl_stats counts them (rank_sent_bytes, _received_bytes).
+ * message (a box over HPLVK_RANK_CHUNK bytes by one per group of rows, each
+ * sent as soon as it is in the host storage), and only the boxes that are
+ * missing (an eval's halo rows, not its parts). hpl_stats counts them, a
+ * box each (rank_sent_bytes, _count, rank_received_bytes, _count).
  *
  *   hpl_eval    splits the domain over the eval's devices of every rank as
  *               on one process (launch.shares: one per device of the eval);
