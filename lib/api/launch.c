@@ -281,13 +281,13 @@ static int default_devices(const hpl_context *ctx, int *out)
     return n ? n : ctx->device_count;
 }
 
-int hpl__device_list_check(const hpl_context *ctx, const int *devices, int count, const char *what, int *out)
+int hpl__device_list_check(int available, const int *devices, int count, const char *what, int *out)
 {
     for (int i = 0; i < count; i++) {
         int d = devices[i];
-        if (d < 0 || d >= ctx->device_count)
+        if (d < 0 || d >= available)
             return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "%s[%d] is %d, which does not exist (the context has %d device%s)",
-                             what, i, d, ctx->device_count, ctx->device_count == 1 ? "" : "s");
+                             what, i, d, available, available == 1 ? "" : "s");
         for (int j = 0; j < i; j++)
             if (devices[j] == d)
                 return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "%s lists device %d twice (entries %d and %d)", what, d,
@@ -320,7 +320,7 @@ static int devices_of(const hpl_context *ctx, const hpl_launch *launch, bool ann
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
                          "launch.device is %d and launch.devices lists %d: give one or the other", launch->device,
                          launch->device_count);
-    int rc = hpl__device_list_check(ctx, launch->devices, launch->device_count, "launch.devices", p->devices);
+    int rc = hpl__device_list_check(ctx->device_count, launch->devices, launch->device_count, "launch.devices", p->devices);
     if (rc != HPL_OK)
         return rc;
     p->device_count = launch->device_count;

@@ -30,9 +30,10 @@ typedef struct hpl__launch_plan {
 } hpl__launch_plan;
 
 /* Checks a device list given by the user, devices[0 .. count - 1] (count
- * already checked): each a device of ctx, none twice; `what` names the field
- * in messages ("launch.devices"). Copies it into out. */
-int hpl__device_list_check(const hpl_context *ctx, const int *devices, int count, const char *what, int *out);
+ * already checked): each below `available` (the context's devices: this
+ * process's, or every rank's on a context over ranks), none twice; `what`
+ * names the field in messages ("launch.devices"). Copies it into out. */
+int hpl__device_list_check(int available, const int *devices, int count, const char *what, int *out);
 /* Checks the launch and the arguments and plans the eval's subkernels:
  * devices, parts of annotated arguments, domains, local sizes, pipelines.
  * p->subkernels must be NULL (the rest of *p is filled here); call

@@ -80,19 +80,7 @@ static int devices_check(const hpl_context *ctx, const hpl_plan_desc *desc, hpl_
     if (desc->device_count < 0 || desc->device_count > HPL_MAX_DEVICES)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "device_count is %d: give 1 to %d devices, or 0 for all",
                          desc->device_count, HPL_MAX_DEVICES);
-    int rc = HPL_OK;
-    for (int i = 0; ctx->span && rc == HPL_OK && i < desc->device_count; i++) {
-        int d = desc->devices[i];
-        if (d < 0 || d >= count)
-            rc = hpl__fail(HPL_ERROR_UNKNOWN_DEVICE, "devices[%d] is %d, which does not exist (the context has %d)", i,
-                           d, count);
-        for (int j = 0; rc == HPL_OK && j < i; j++)
-            if (desc->devices[j] == d)
-                rc = hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "devices lists device %d twice (entries %d and %d)", d, j, i);
-        plan->devices[i] = d;
-    }
-    if (!ctx->span)
-        rc = hpl__device_list_check(ctx, desc->devices, desc->device_count, "devices", plan->devices);
+    int rc = hpl__device_list_check(count, desc->devices, desc->device_count, "devices", plan->devices);
     if (rc != HPL_OK)
         return rc;
     plan->device_count = desc->device_count;

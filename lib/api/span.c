@@ -615,18 +615,9 @@ static int eval_devices(const hpl__span *sp, const hpl_launch *launch, bool anno
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT,
                          "launch.device is %d and launch.devices lists %d: give one or the other", launch->device,
                          launch->device_count);
-    for (int i = 0; i < launch->device_count; i++) {
-        int g = launch->devices[i];
-        if (g < 0 || g >= sp->device_count)
-            return hpl__fail(HPL_ERROR_UNKNOWN_DEVICE,
-                             "launch.devices[%d] is %d, which does not exist (the context has %d devices over %d ranks)",
-                             i, g, sp->device_count, sp->ranks);
-        for (int j = 0; j < i; j++)
-            if (out[j] == g)
-                return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "launch.devices lists device %d twice (entries %d and %d)",
-                                 g, j, i);
-        out[i] = g;
-    }
+    int rc = hpl__device_list_check(sp->device_count, launch->devices, launch->device_count, "launch.devices", out);
+    if (rc != HPL_OK)
+        return rc;
     *count = launch->device_count;
     return HPL_OK;
 }

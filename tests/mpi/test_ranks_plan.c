@@ -65,25 +65,27 @@ static void rank_rows(hpl_context *ctx, const hpl_plan_info *info, uint64_t *lo,
  * did, the times it measured. */
 static void same_everywhere(const hpl_plan_info *info, const char *what)
 {
-    struct {
-        double shares[16], seconds[16];
-        uint64_t rows[16];
-        int devices, searched, runs, iterations, warm_ups;
-    } mine, first;
-    memset(&mine, 0, sizeof mine);
+    /* Its fields, one after the other in an array of doubles (every value
+     * is exact in a double): no struct padding goes out. */
+    double mine[3 * 16 + 5] = {0}, first[3 * 16 + 5];
     for (int i = 0; i < info->device_count && i < 16; i++) {
-        mine.shares[i] = info->shares[i];
-        mine.seconds[i] = info->seconds[i];
-        mine.rows[i] = info->rows[i];
+        mine[i] = info->shares[i];
+        mine[16 + i] = info->seconds[i];
+        mine[32 + i] = (double)info->rows[i];
     }
-    mine.devices = info->device_count;
-    mine.searched = info->searched;
-    mine.runs = info->runs;
-    mine.iterations = info->iterations;
-    mine.warm_ups = info->warm_ups;
-    first = mine;
-    MPI_Bcast(&first, sizeof first, MPI_BYTE, 0, MPI_COMM_WORLD);
-    CHECK(memcmp(&first, &mine, sizeof mine) == 0, "%s: rank %d's distribution differs from rank 0's", what, rank);
+    mine[48] = info->device_count;
+    mine[49] = info->searched;
+    mine[50] = info->runs;
+    mine[51] = info->iterations;
+    mine[52] = info->warm_ups;
+    memcpy(first, mine, sizeof first);
+    MPI_Bcast(first, 3 * 16 + 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    int differ = -1;
+    for (int i = 0; i < 3 * 16 + 5 && differ < 0; i++)
+        if (first[i] != mine[i])
+            differ = i;
+    CHECK(differ < 0, "%s: rank %d's distribution differs from rank 0's (field %d: %g against %g)", what, rank, differ,
+          differ < 0 ? 0.0 : mine[differ], differ < 0 ? 0.0 : first[differ]);
 }
 
 /* desc->partitioner: the arrays go in whole (halo_parts cuts them), and
