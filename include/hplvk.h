@@ -1583,7 +1583,7 @@ HPL_API int hpl_runner_device(const hpl_runner *runner);
  *   - every kernel, copy, wait and plan search is an "X" (complete) event:
  *     "ts" and "dur" in microseconds (three decimals: nanoseconds) of the
  *     host's CLOCK_MONOTONIC, from otherData.origin_ns. "cat" is "kernel",
- *     "copy", "wait" or "plan". args.seq is the order in which the library recorded them;
+ *     "copy", "wait", "plan" or "message" (chapter 10). args.seq is the order in which the library recorded them;
  *     device events also carry args.device, args.queue and args.value (the
  *     device timeline value of their submission).
  *   - kernels: "name" is the kernel's (hpl_kernel_source.name, else its
@@ -1727,8 +1727,14 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  * rank) is written by each rank into its own file, the path with
  * ".rank<r>" before its extension, its host and devices named "rank r
  * ..." as processes of their own (process ids from 100 r), so that the
- * ranks' files show side by side; moves between ranks are not events in
- * it yet.
+ * ranks' files show side by side (otherData.origin_ns aligns them on one
+ * machine). Each box this rank sends or receives (a group of its rows, for
+ * a box moved in groups) is a "message" event on the host process, on a
+ * track per other rank and way ("sends to rank p", "receives from rank
+ * p"), named "send to rank p" or "receive from rank p", from its posting
+ * to the end of the wait for its exchange, with args.array, args.peer,
+ * args.bytes and args.box ({"first", "last"} as a copy's): their bytes add
+ * up to hpl_stats' rank_sent_bytes and rank_received_bytes.
  *
  * Threads. The library calls MPI from the thread that calls it, with the
  * context's lock held, never from threads of its own (<hplvk_mpi.h>).

@@ -8,6 +8,7 @@
 #include "api.h"
 
 #include "config.h"
+#include "events.h"
 
 #include "launch.h"
 #include "partition.h"
@@ -415,6 +416,7 @@ static int move_posted(hpl_context *ctx, span_use *uses, int n, hpl__rank_moves 
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
     size_t count = 0, posted = 0, lists = 0;
+    uint64_t first_event = hpl__events_next_serial(ctx);
     for (int send = 0; send < 2 && rc == HPL_OK; send++) {
         for (int i = 0; rc == HPL_OK && i < n; i++) {
             hpl__array *root = uses[i].root;
@@ -431,6 +433,7 @@ static int move_posted(hpl_context *ctx, span_use *uses, int n, hpl__rank_moves 
                     if (send && (rc = hpl__host_sync(ctx, root, &piece, true, false)) != HPL_OK)
                         break;
                     msgs[count++] = message_of(root, &piece, send ? m->dst : m->src, send);
+                    hpl__events_message(ctx, root, send ? m->dst : m->src, send, &piece);
                     if (!send || c.count == 1)
                         continue;
                     /* A piece goes at once, with what came before it. */
@@ -460,6 +463,7 @@ static int move_posted(hpl_context *ctx, span_use *uses, int n, hpl__rank_moves 
     /* Nothing stays in flight, even after a failure (the other ranks'
      * messages to this one were posted: the waits end). */
     rc = wait_posted(sp, pending, lists, rc, count);
+    hpl__events_messages_end(ctx, first_event);
     hpl__free(msgs);
     hpl__free(pending);
     return rc;
@@ -517,8 +521,16 @@ static int exchange(hpl_context *ctx, span_use *uses, int n)
             }
         }
         if (rc == HPL_OK) {
+            uint64_t first_event = hpl__events_next_serial(ctx);
+            for (int i = 0; ctx->events_on && i < n; i++)
+                for (int j = 0; j < moves[i].count; j++) {
+                    const hpl__rank_move *m = &moves[i].moves[j];
+                    if (m->src == me || m->dst == me)
+                        hpl__events_message(ctx, uses[i].root, m->src == me ? m->dst : m->src, m->src == me, &m->box);
+                }
             char error[512] = "";
             int sent = sp->transport.exchange(sp->transport.user, msgs, count, error, sizeof error);
+            hpl__events_messages_end(ctx, first_event);
             if (sent != HPL_OK)
                 rc = hpl__fail(sent, "moving %zu box%s between rank %d and the others failed: %s", count,
                                count == 1 ? "" : "es", me, error);

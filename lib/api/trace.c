@@ -34,6 +34,8 @@ typedef struct hpl__trace {
 #define DEVICE_PID(d) (2 + w->pid_base + (d))
 #define COMPUTE_TID 1
 #define TRANSFER_TID 2
+/* On the host process: a track per other rank and direction of messages. */
+#define MESSAGE_TID(peer, send) (1000u + 2u * (uint32_t)(peer) + (uint32_t)(send))
 
 /* ---- JSON ------------------------------------------------------------------ */
 
@@ -200,6 +202,11 @@ static void put_name(writer *w, const hpl__event *e)
         return;
     }
     char name[96];
+    if (e->kind == HPL__EVENT_MESSAGE) {
+        snprintf(name, sizeof name, "%s rank %d", e->u.message.send ? "send to" : "receive from", e->u.message.peer);
+        put_string(f, name);
+        return;
+    }
     snprintf(name, sizeof name, "copy %s", direction_name(e->u.copy.direction));
     put_string(f, name);
 }
@@ -218,13 +225,15 @@ static void put_event(void *user, const hpl__event *e, uint64_t begin, uint64_t 
         end = HPL__MAX(end, begin);
         w->queue_end[q] = end;
     }
-    static const char *const cats[] = {"kernel", "copy", "wait", "plan"};
+    static const char *const cats[] = {"kernel", "copy", "wait", "plan", "message"};
     fputs(w->any ? ",\n{\"name\":" : "\n{\"name\":", f);
     w->any = true;
     put_name(w, e);
     fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%" PRIu32 ",\"ts\":", cats[e->kind],
             host ? HOST_PID : DEVICE_PID(e->device),
-            host ? e->thread : (uint32_t)(e->queue ? TRANSFER_TID : COMPUTE_TID));
+            e->kind == HPL__EVENT_MESSAGE ? MESSAGE_TID(e->u.message.peer, e->u.message.send)
+            : host                        ? e->thread
+                                          : (uint32_t)(e->queue ? TRANSFER_TID : COMPUTE_TID));
     put_us(f, begin >= w->origin ? begin - w->origin : 0);
     fputs(",\"dur\":", f);
     put_us(f, end >= begin ? end - begin : 0);
@@ -238,7 +247,12 @@ static void put_event(void *user, const hpl__event *e, uint64_t begin, uint64_t 
         put_copy_args(w, e);
     else if (e->kind == HPL__EVENT_WAIT)
         put_wait_args(w, e);
-    else if (e->u.plan.text) {
+    else if (e->kind == HPL__EVENT_MESSAGE) {
+        fputs(",\"array\":", f);
+        put_string(f, hpl__events_name(w->ctx, e->name));
+        fprintf(f, ",\"peer\":%d,\"bytes\":%" PRIu64 ",\"box\":", e->u.message.peer, e->u.message.bytes);
+        put_box(f, &e->u.message.box);
+    } else if (e->u.plan.text) {
         fputs(",\"description\":", f);
         put_string(f, e->u.plan.text);
     }
@@ -247,7 +261,7 @@ static void put_event(void *user, const hpl__event *e, uint64_t begin, uint64_t 
 
 /* ---- metadata ------------------------------------------------------------------ */
 
-static void put_track_names(writer *w, const uint32_t *threads, int thread_count)
+static void put_track_names(writer *w, const uint32_t *threads, int thread_count, uint64_t message_tracks)
 {
     FILE *f = w->f;
     const hpl__span *sp = w->ctx->span;
@@ -260,6 +274,11 @@ static void put_track_names(writer *w, const uint32_t *threads, int thread_count
         fprintf(f, "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" PRIu32
                    ",\"args\":{\"name\":\"host thread %" PRIu32 "\"}},",
                 HOST_PID, threads[i], threads[i]);
+    for (int t = 0; t < 64; t++)
+        if (message_tracks >> t & 1u)
+            fprintf(f, "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" PRIu32
+                       ",\"args\":{\"name\":\"%s rank %d\"}},",
+                    HOST_PID, MESSAGE_TID(t / 2, t % 2), t % 2 ? "sends to" : "receives from", t / 2);
     for (int d = 0; d < w->ctx->device_count; d++) {
         char name[300];
         if (sp)
@@ -297,11 +316,13 @@ static void put_devices(writer *w)
     fputs("]", f);
 }
 
-/* The host threads that waited, and the earliest begin, in one pass. */
+/* The host threads that waited, the message tracks (bit 2 peer + send),
+ * and the earliest begin, in one pass. */
 typedef struct survey {
     writer *w;
     uint32_t threads[64];
     int thread_count;
+    uint64_t message_tracks;
 } survey;
 
 static void survey_event(void *user, const hpl__event *e, uint64_t begin, uint64_t end)
@@ -313,6 +334,11 @@ static void survey_event(void *user, const hpl__event *e, uint64_t begin, uint64
     s->w->origin = HPL__MIN(s->w->origin, begin);
     if (e->device != HPL__NO_DEVICE)
         return;
+    if (e->kind == HPL__EVENT_MESSAGE) {
+        if (e->u.message.peer >= 0 && e->u.message.peer < 32)
+            s->message_tracks |= 1ull << (2 * e->u.message.peer + e->u.message.send);
+        return;
+    }
     for (int i = 0; i < s->thread_count; i++)
         if (s->threads[i] == e->thread)
             return;
@@ -331,7 +357,7 @@ static void write_json(writer *w)
             hpl__events_host_timed(w->ctx));
     put_devices(w);
     fputs("},\n\"traceEvents\":[", f);
-    put_track_names(w, s.threads, s.thread_count);
+    put_track_names(w, s.threads, s.thread_count, s.message_tracks);
     w->any = true;
     hpl__events_each(w->ctx, w->first, put_event, w);
     fputs("\n]}\n", f);

@@ -358,6 +358,31 @@ void hpl__events_plan(hpl_context *ctx, uint64_t since, const char *text)
     e->u.plan.text = hpl__strdup(text);
 }
 
+void hpl__events_message_(hpl_context *ctx, const hpl__array *root, int peer, bool send, const hpl__box *box)
+{
+    hpl__event *e = add(ctx, HPL__EVENT_MESSAGE, HPL__NO_DEVICE);
+    if (!e)
+        return;
+    e->name = intern(ctx->events, root->name);
+    e->begin = e->recorded_ns;
+    e->end = 0; /* until hpl__events_messages_end */
+    e->u.message.peer = peer;
+    e->u.message.send = send;
+    e->u.message.bytes = hpl__box_volume(box) * hpl_type_size(root->type);
+    e->u.message.box = *box;
+}
+
+void hpl__events_messages_end_(hpl_context *ctx, uint64_t from)
+{
+    hpl__events *log = ctx->events;
+    uint64_t now = hpl__now_ns();
+    for (uint64_t s = HPL__MAX(from, log->base); s - log->base < log->count; s++) {
+        hpl__event *e = find(log, s);
+        if (e->kind == HPL__EVENT_MESSAGE && e->end == 0)
+            e->end = now;
+    }
+}
+
 /* ---- completion -------------------------------------------------------------- */
 
 /* e's timeline value is reached: read its timestamps. */

@@ -34,8 +34,16 @@
 struct hpl__subkernel;
 typedef struct hpl__events hpl__events;
 
-/* PLAN: a plan's search ended (a host event spanning the search). */
-typedef enum hpl__event_kind { HPL__EVENT_KERNEL, HPL__EVENT_COPY, HPL__EVENT_WAIT, HPL__EVENT_PLAN } hpl__event_kind;
+/* PLAN: a plan's search ended (a host event spanning the search).
+ * MESSAGE: a box sent to or received from another rank (a context over
+ * ranks), from its posting to the end of the wait for its exchange. */
+typedef enum hpl__event_kind {
+    HPL__EVENT_KERNEL,
+    HPL__EVENT_COPY,
+    HPL__EVENT_WAIT,
+    HPL__EVENT_PLAN,
+    HPL__EVENT_MESSAGE
+} hpl__event_kind;
 
 typedef enum hpl__event_state {
     HPL__EVENT_RECORDED,  /* in commands not submitted yet */
@@ -101,6 +109,12 @@ typedef struct hpl__event {
         struct {
             char *text; /* hpl_plan_describe's line */
         } plan;
+        struct {
+            int peer;    /* the other rank */
+            bool send;   /* else a receive */
+            uint64_t bytes;
+            hpl__box box; /* of the array (name) */
+        } message;
     } u;
 } hpl__event;
 
@@ -149,6 +163,23 @@ void hpl__events_wait_(hpl_context *ctx, const hpl__point *points, int count, ui
 /* A plan's search that began at host time `since` ended: text describes
  * its answer (recorded while the log has a user). */
 void hpl__events_plan(hpl_context *ctx, uint64_t since, const char *text);
+/* A message of box of root to (send) or from rank peer is posted now; it
+ * ends at the next hpl__events_messages_end. */
+void hpl__events_message_(hpl_context *ctx, const hpl__array *root, int peer, bool send, const hpl__box *box);
+/* The messages recorded since serial `from` (hpl__events_next_serial
+ * before them) have arrived or left: they end now. */
+void hpl__events_messages_end_(hpl_context *ctx, uint64_t from);
+static inline void hpl__events_message(hpl_context *ctx, const hpl__array *root, int peer, bool send,
+                                       const hpl__box *box)
+{
+    if (ctx->events_on)
+        hpl__events_message_(ctx, root, peer, send, box);
+}
+static inline void hpl__events_messages_end(hpl_context *ctx, uint64_t from)
+{
+    if (ctx->events_on)
+        hpl__events_messages_end_(ctx, from);
+}
 
 /* Around the dispatches of subkernel s recorded into cb (whole: the eval's
  * domain). */

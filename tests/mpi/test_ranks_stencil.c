@@ -13,6 +13,7 @@
 #include "test_util.h"
 #include "ranks.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,25 @@ static void rank_rows(hpl_context *ctx, hpl_array a, uint64_t lo[], uint64_t hi[
     }
 }
 
+/* Bytes and boxes moved between ranks (sent and received) before the last
+ * statistics reset: the tests reset them per step. */
+static uint64_t moved_bytes, moved_boxes;
+
+static void stats_reset(hpl_context *ctx)
+{
+    hpl_stats st = th_stats(ctx);
+    moved_bytes += st.rank_sent_bytes + st.rank_received_bytes;
+    moved_boxes += st.rank_sent_count + st.rank_received_count;
+    CHECK_OK(hpl_stats_reset(ctx));
+}
+
+static void moved_so_far(hpl_context *ctx, uint64_t *bytes, uint64_t *boxes)
+{
+    hpl_stats st = th_stats(ctx);
+    *bytes = moved_bytes + st.rank_sent_bytes + st.rank_received_bytes;
+    *boxes = moved_boxes + st.rank_sent_count + st.rank_received_count;
+}
+
 static void run_stencil(hpl_context *ctx, hpl_kernel k, uint64_t rows, uint64_t cols, int steps, bool halos_first)
 {
     uint64_t n = rows * cols, row_bytes = cols * sizeof(uint32_t);
@@ -60,7 +80,7 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, uint64_t rows, uint64_t 
     CHECK_OK(hpl_array_write(ctx, g[0], want, n * sizeof *want));
     hpl_launch all = {.halos_first = halos_first};
     for (int s = 0; s < steps; s++) {
-        CHECK_OK(hpl_stats_reset(ctx));
+        stats_reset(ctx);
         CHECK_OK(hpl_eval(ctx, k, &all, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
         rows_stencil_host(rows, cols, want, next);
         memcpy(want, next, n * sizeof *want);
@@ -82,7 +102,7 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, uint64_t rows, uint64_t 
               (unsigned long long)(halo * row_bytes), (unsigned long long)halo);
         /* A whole read brings the rest: what the other ranks wrote. */
         if (s == steps - 1 || s == 1) {
-            CHECK_OK(hpl_stats_reset(ctx));
+            stats_reset(ctx);
             CHECK_OK(hpl_array_read(ctx, g[(s + 1) % 2], got, n * sizeof *got));
             st = th_stats(ctx);
             uint64_t own = hi[rank] - lo[rank];
@@ -94,7 +114,7 @@ static void run_stencil(hpl_context *ctx, hpl_kernel k, uint64_t rows, uint64_t 
         }
     }
     /* Reading again moves nothing: every rank holds it now. */
-    CHECK_OK(hpl_stats_reset(ctx));
+    stats_reset(ctx);
     CHECK_OK(hpl_array_read(ctx, g[steps % 2], got, n * sizeof *got));
     CHECK(th_stats(ctx).rank_received_bytes == 0, "a second read received %llu bytes",
           (unsigned long long)th_stats(ctx).rank_received_bytes);
@@ -244,15 +264,37 @@ int main(int argc, char **argv)
     char path[300], own[320];
     snprintf(path, sizeof path, "%s/t.json", dir);
     snprintf(own, sizeof own, ranks > 1 ? "%s/t.rank%d.json" : "%s/t.json", dir, rank);
+    uint64_t bytes_before, boxes_before, bytes_after, boxes_after;
+    moved_so_far(ctx, &bytes_before, &boxes_before);
     CHECK_OK(hpl_trace_begin(ctx, path));
     run_stencil(ctx, k, 37, 19, 5, false);
     CHECK_OK(hpl_trace_end(ctx));
+    moved_so_far(ctx, &bytes_after, &boxes_after);
     size_t size = 0;
     char *trace = th_read_file(own, &size);
     char host_name[64];
     snprintf(host_name, sizeof host_name, ranks > 1 ? "\"rank %d host\"" : "\"host\"", rank);
     CHECK(trace && th_contains(trace, host_name) && th_contains(trace, "\"cat\":\"kernel\""),
           "rank %d: trace %s (%zu bytes) lacks %s or a kernel", rank, own, size, host_name);
+    /* Every byte moved between ranks is in a message event (a box, or a
+     * group of its rows each), each on the track of its peer and way. */
+    uint64_t moved = bytes_after - bytes_before, boxes = boxes_after - boxes_before;
+    uint64_t traced = 0, events = 0;
+    for (const char *p = trace ? strstr(trace, "\"cat\":\"message\"") : NULL; p;
+         p = strstr(p + 1, "\"cat\":\"message\"")) {
+        const char *b = strstr(p, "\"peer\":");
+        b = b ? strstr(b, "\"bytes\":") : NULL;
+        CHECK(b, "rank %d: a message event without its bytes", rank);
+        traced += strtoull(b + strlen("\"bytes\":"), NULL, 10);
+        events++;
+    }
+    CHECK(traced == moved && events >= boxes && (ranks == 1 || moved > 0),
+          "rank %d: the trace's messages carry %" PRIu64 " bytes in %" PRIu64 " events, the statistics %" PRIu64
+          " bytes in %" PRIu64 " boxes",
+          rank, traced, events, moved, boxes);
+    CHECK(ranks == 1 || (th_contains(trace, "\"send to rank ") && th_contains(trace, "\"receive from rank ") &&
+                         th_contains(trace, "\"sends to rank ")),
+          "rank %d: the trace names no send, receive or message track", rank);
     free(trace);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0 && dir[0])
