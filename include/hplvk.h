@@ -1719,10 +1719,21 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  *               they read and it lacks (their subarrays' boxes). A
  *               partitioner failing on one rank fails the eval on every
  *               rank (validation on; else the others may wait for it).
+ *               The package schemes (DYNAMIC, HGUIDED, AUTO_TUNE) keep
+ *               their packages within a rank: the rows go to the ranks in
+ *               one block each, by shares — each rank's rows per second
+ *               in the plan's last eval, the same numbers on every rank
+ *               (at first its devices' given shares, else their count) —
+ *               each rank receives what its block reads and it lacks,
+ *               hands its block out in packages to its own devices as on
+ *               one process, and the ranks then share what each device
+ *               ran: hpl_plan_info is the same on every rank (the speeds
+ *               hpl_plan_describe shows are this rank's devices'). The
+ *               first eval's check against one device alone runs over
+ *               every rank and is decided alike.
  *
- * Not across ranks yet (HPL_ERROR_UNSUPPORTED naming the call): the
- * package schemes (DYNAMIC, HGUIDED, AUTO_TUNE), Vulkan
- * interop, launch.domains. A trace
+ * Not across ranks yet (HPL_ERROR_UNSUPPORTED naming the call): a
+ * package scheme with a partitioner, Vulkan interop, launch.domains. A trace
  * (chapter 9, hpl_trace_begin or HPLVK_TRACE, the same path on every
  * rank) is written by each rank into its own file, the path with
  * ".rank<r>" before its extension, its host and devices named "rank r

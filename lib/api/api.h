@@ -93,6 +93,18 @@ void hpl__span_uses_free(hpl__span_uses *u);
 int hpl__span_uses_add(hpl__span_uses *u, hpl__array *root, int rank, const hpl__box *read, const hpl__box *written);
 int hpl__span_uses_exchange(hpl_context *ctx, hpl__span_uses *u);
 int hpl__span_uses_record(hpl_context *ctx, hpl__span_uses *u);
+/* An eval over ranks whose parts the caller runs its own way (a package
+ * plan: packages within each rank): _begin does what hpl_eval does before
+ * the parts run — under validation the ranks agree on the call, and each
+ * rank receives what its devices' pieces (given: one per launch device,
+ * global devices) read and it lacks; the caller then runs this rank's
+ * pieces on its own devices, and _end (always called after a begin that
+ * succeeded, with the run's result) records what each rank wrote, the
+ * split and the last device, and frees the step. */
+typedef struct hpl__span_step hpl__span_step;
+int hpl__span_eval_begin(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                         size_t nargs, const hpl__part *given, hpl__span_step **out);
+int hpl__span_eval_end(hpl_context *ctx, hpl__span_step *st, int rc);
 /* Collective: rank `by` wrote view a's owned box (-1: every rank wrote the
  * same values on its host); the other ranks' memories no longer hold it. */
 int hpl__span_wrote(hpl_context *ctx, hpl__array *a, int by);

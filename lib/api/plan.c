@@ -54,6 +54,7 @@ static int plan_restart(hpl__plan *plan)
     plan->searched = false;
     plan->alone_checked = plan->alone_won = plan->package_checked = false;
     plan->package_units = 0; /* speeds forgotten */
+    plan->rank_rows = 0;
     plan->runs = 0;
     plan->warm_ups = 0;
     plan->warm_up_ms = 0.0;
@@ -142,8 +143,8 @@ static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl__plan *pl
     plan->partitioner = desc->partitioner;
     plan->user = desc->user;
     int rc = HPL_OK;
-    if (ctx->span && is_package(desc->balance))
-        rc = hpl__span_unsupported(ctx, "a package scheme");
+    if (ctx->span && is_package(desc->balance) && desc->partitioner)
+        rc = hpl__span_unsupported(ctx, "a package scheme with a partitioner");
     if (rc == HPL_OK)
         rc = devices_check(ctx, desc, plan);
     if (rc == HPL_OK)
@@ -382,11 +383,10 @@ static void cut_ran(const hpl__plan *plan, const plan_cut *cut, double *ran)
 /* ---- the same measurements on every rank ----------------------------------- */
 
 /* Over ranks, every rank must take the same decisions from the same
- * numbers: v[0 .. n - 1] become the same on every rank. per_device: one
- * value per plan device, each its own rank's (the others' entries are
- * ignored); else host measurements, the largest over the ranks (a step
- * takes as long as its slowest rank). Nothing on one process. */
-static int plan_share(hpl__plan *plan, double *v, int n, bool per_device)
+ * numbers (plan.h): per device, each its own rank's; else host
+ * measurements, the largest over the ranks (a step takes as long as its
+ * slowest rank). */
+int hpl__plan_share(hpl__plan *plan, double *v, int n, bool per_device)
 {
     hpl_context *ctx = plan->ctx;
     hpl__span *sp = ctx->span;
@@ -403,7 +403,7 @@ static int plan_share(hpl__plan *plan, double *v, int n, bool per_device)
         rc = hpl__fail(rc, "the ranks could not share the plan's measurements: %s", error);
     for (int i = 0; rc == HPL_OK && i < n; i++) {
         if (per_device) {
-            v[i] = all[(size_t)sp->owner[plan->devices[i]] * (size_t)n + (size_t)i];
+            v[i] = all[(size_t)sp->owner[plan->devices[i % plan->device_count]] * (size_t)n + (size_t)i];
         } else {
             for (int r = 0; r < sp->ranks; r++)
                 v[i] = fmax(v[i], all[(size_t)r * (size_t)n + (size_t)i]);
@@ -468,9 +468,9 @@ static int run_timed(hpl__plan *plan, const hpl_arg *args, size_t nargs, const p
     plan->runs++;
     hpl__plan_times t;
     hpl__plan_times_collect(plan, from, &t);
-    rc = plan_share(plan, t.kernel, plan->device_count, true);
+    rc = hpl__plan_share(plan, t.kernel, plan->device_count, true);
     if (rc == HPL_OK)
-        rc = plan_share(plan, t.copy, plan->device_count, true);
+        rc = hpl__plan_share(plan, t.copy, plan->device_count, true);
     if (rc != HPL_OK)
         return rc;
     for (int i = 0; i < plan->device_count; i++) {
@@ -609,7 +609,7 @@ static int warm_up(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_t 
             rc = plan_wait(plan->ctx);
         ms = (double)(hpl__now_ns() - t0) * 1e-6;
         if (rc == HPL_OK)
-            rc = plan_share(plan, &ms, 1, false); /* every rank stops at the same run */
+            rc = hpl__plan_share(plan, &ms, 1, false); /* every rank stops at the same run */
     } while (rc == HPL_OK && ms < WARM_UP_MS);
     search_forget(plan->ctx);
     if (rc != HPL_OK)
@@ -640,7 +640,7 @@ static void warmth_start(hpl__plan *plan, plan_search *s)
         idle[i] = !last ? -1.0 : now > last ? (double)(now - last) * 1e-9 : 0.0;
     }
     HPL__UNLOCK(ctx);
-    if (plan_share(plan, idle, plan->device_count, true) != HPL_OK)
+    if (hpl__plan_share(plan, idle, plan->device_count, true) != HPL_OK)
         for (int i = 0; i < plan->device_count; i++)
             idle[i] = -1.0; /* cold: a warm-up too many costs time, never results */
     for (int i = 0; i < plan->device_count; i++) {
@@ -659,7 +659,7 @@ static void note_load(hpl__plan *plan, plan_search *s, const double *seconds, in
 {
     uint64_t now = hpl__now_ns();
     double wall = (double)(now - s->load_ns) * 1e-9;
-    if (plan_share(plan, &wall, 1, false) != HPL_OK)
+    if (hpl__plan_share(plan, &wall, 1, false) != HPL_OK)
         wall = 0.0; /* every rank fails the same sharing */
     for (int i = 0; i < devices; i++)
         hpl__warmth_ran(&s->warmth[i], seconds[i], wall);
@@ -728,7 +728,7 @@ static int wall_time(hpl__plan *plan, plan_search *s, const hpl_arg *args, size_
             rc = plan_wait(plan->ctx);
         *ms = (double)(hpl__now_ns() - t0) * 1e-6;
         if (rc == HPL_OK)
-            rc = plan_share(plan, ms, 1, false);
+            rc = hpl__plan_share(plan, ms, 1, false);
     }
     return rc;
 }

@@ -93,6 +93,12 @@ struct hpl__plan {
      * eval of this kernel over this many units left it, for the next. */
     double package_speed[HPL__MAX_DEVICES];
     uint64_t package_kernel, package_units;
+    /* Over ranks: each rank's rows per second in the last package eval of
+     * a kernel over rank_rows rows, at the entry of each of its
+     * devices (the same on every rank; 0: not known); rank_kernel the
+     * kernel_id it ran. */
+    double rank_speed[HPL__MAX_DEVICES];
+    uint64_t rank_rows, rank_kernel;
     long cores; /* the host's, once: asking costs a file read per eval */
     /* The eval in progress (valid during hpl_plan_eval only). */
     uint64_t kernel_id;
@@ -150,5 +156,12 @@ void hpl__plan_note_pieces(hpl__plan *plan, const hpl__piece *pieces, int count)
  * alone check found a device faster alone (plan->alone_won), that device's
  * alone, as a plain eval. */
 int hpl__plan_packages(hpl__plan *plan, const hpl_arg *args, size_t nargs);
+
+/* plan.c: over ranks, v[0 .. n - 1] become the same on every rank.
+ * per_device: n is a multiple of the plan's device count, v[k] belongs to
+ * plan device k % device_count and each rank's own devices' entries are
+ * taken from it; else each entry becomes the largest over the ranks.
+ * Nothing on one process. */
+int hpl__plan_share(hpl__plan *plan, double *v, int n, bool per_device);
 
 #endif

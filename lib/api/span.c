@@ -699,21 +699,41 @@ static void remember_split(const eval_shape *e, const hpl_arg *args, const int *
     }
 }
 
-static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs,
-                     const hpl__part *given)
+/* An eval over ranks between hpl__span_eval_begin and _end (api.h). */
+struct hpl__span_step {
+    eval_shape e;
+    int devices[HPL__MAX_DEVICES], count;
+    hpl__part pieces[HPL__MAX_DEVICES];
+    span_use *uses;
+    int used;
+    bool annotated; /* an argument is annotated */
+    const hpl_arg *args;
+};
+
+int hpl__span_eval_begin(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                         size_t nargs, const hpl__part *given, hpl__span_step **out)
 {
     hpl__span *sp = ctx->span;
+    *out = NULL;
     if (launch->domains)
         return hpl__span_unsupported(ctx, "launch.domains");
     bool annotated = false;
     for (size_t i = 0; i < nargs; i++)
         annotated |= args[i].kind == HPL_ARG_ARRAY && args[i].part.on;
-    int devices[HPL__MAX_DEVICES], count = 0;
+    hpl__span_step *st = hpl__calloc(1, sizeof *st);
+    if (!st)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    st->args = args;
+    st->annotated = annotated;
+    int *devices = st->devices, count = 0;
     int rc = eval_devices(sp, launch, annotated, devices, &count);
+    st->count = count;
     if (rc == HPL_OK && launch->shares)
         rc = hpl__shares_check(launch->shares, count, "launch.shares");
-    if (rc != HPL_OK)
+    if (rc != HPL_OK) {
+        hpl__free(st);
         return rc;
+    }
     /* Check it on one of this rank's devices of the eval (else device 0). */
     int probe = 0;
     for (int i = count - 1; i >= 0; i--)
@@ -721,6 +741,7 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
             probe = hpl__span_local(sp, devices[i]);
     eval_shape e = {0};
     rc = eval_shape_of(ctx, k, launch, args, nargs, annotated, probe, &e);
+    st->e = e;
     if (ctx->validation) {
         char text[2048];
         describer d = {text, sizeof text, 0};
@@ -752,10 +773,12 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
         }
         rc = agree(ctx, rc, text);
     }
-    if (rc != HPL_OK)
+    if (rc != HPL_OK) {
+        hpl__free(st);
         return rc;
+    }
     /* Each device's piece of the split dimension, as on one process. */
-    hpl__part pieces[HPL__MAX_DEVICES] = {{0}};
+    hpl__part *pieces = st->pieces;
     uint64_t n = e.whole[e.dim];
     if (given) {
         for (int i = 0; i < count; i++)
@@ -775,9 +798,11 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
             pieces[i] = (hpl__part){.lo = parts[i].lo, .hi = parts[i].hi};
     }
     /* What each rank's parts read and write. */
-    span_use *uses = hpl__calloc(HPL__MAX_ARGS, sizeof *uses);
-    if (!uses)
+    span_use *uses = st->uses = hpl__calloc(HPL__MAX_ARGS, sizeof *uses);
+    if (!uses) {
+        hpl__free(st);
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
     int used = 0, ranks_in = 0;
     bool rank_in[HPL__MAX_RANKS] = {false};
     for (int j = 0; j < count; j++)
@@ -817,8 +842,52 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
     }
     if (rc == HPL_OK && !ok)
         rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    st->used = used;
     if (rc == HPL_OK)
         rc = exchange(ctx, uses, used);
+    if (rc != HPL_OK) {
+        uses_free(uses, used);
+        hpl__free(st);
+        return rc;
+    }
+    *out = st;
+    return HPL_OK;
+}
+
+int hpl__span_eval_end(hpl_context *ctx, hpl__span_step *st, int rc)
+{
+    const eval_shape *e = &st->e;
+    if (rc == HPL_OK)
+        rc = record_writes(ctx, st->uses, st->used);
+    if (rc == HPL_OK && e->annotated)
+        remember_split(e, st->args, st->devices, st->pieces, st->count);
+    /* HPL_WHERE_LAST_USED: the last device of the eval with a part, as on
+     * one process, by its global index on every rank. */
+    for (int j = st->count - 1; rc == HPL_OK && j >= 0; j--) {
+        if (st->pieces[j].lo >= st->pieces[j].hi)
+            continue;
+        for (int i = 0; i < e->arg_count; i++)
+            if (e->arrays[i])
+                e->arrays[i]->last_where = st->devices[j];
+        break;
+    }
+    uses_free(st->uses, st->used);
+    hpl__free(st);
+    return rc;
+}
+
+static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs,
+                     const hpl__part *given)
+{
+    hpl__span *sp = ctx->span;
+    hpl__span_step *st = NULL;
+    int rc = hpl__span_eval_begin(ctx, k, launch, args, nargs, given, &st);
+    if (rc != HPL_OK)
+        return rc;
+    bool annotated = st->annotated;
+    int count = st->count;
+    const int *devices = st->devices;
+    const hpl__part *pieces = st->pieces;
     /* This rank's own parts, as an eval of its devices given their pieces. */
     hpl_launch local = *launch;
     local.shares = NULL;
@@ -842,22 +911,7 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
             rc = hpl__eval_locked(ctx, k, &local, args, nargs, own);
         }
     }
-    if (rc == HPL_OK)
-        rc = record_writes(ctx, uses, used);
-    if (rc == HPL_OK && e.annotated)
-        remember_split(&e, args, devices, pieces, count);
-    /* HPL_WHERE_LAST_USED: the last device of the eval with a part, as on
-     * one process, by its global index on every rank. */
-    for (int j = count - 1; rc == HPL_OK && j >= 0; j--) {
-        if (pieces[j].lo >= pieces[j].hi)
-            continue;
-        for (int i = 0; i < e.arg_count; i++)
-            if (e.arrays[i])
-                e.arrays[i]->last_where = devices[j];
-        break;
-    }
-    uses_free(uses, used);
-    return rc;
+    return hpl__span_eval_end(ctx, st, rc);
 }
 
 /* ---- host access ---------------------------------------------------------- */

@@ -5,8 +5,9 @@
  * reaches the same distribution (its shares, rows and alone check, from
  * measurements the ranks share), compared across ranks with MPI here; a
  * plan with a partitioner (halo rows by runner subarrays) too, every rank
- * receiving exactly the halo rows it lacks each step; and a plan with a
- * package scheme fails naming what does not span ranks yet. */
+ * receiving exactly the halo rows it lacks each step; the package schemes
+ * (packages within each rank) likewise; and a package scheme with a
+ * partitioner fails naming what does not span ranks yet. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "test_util.h"
@@ -17,6 +18,7 @@
 #include <string.h>
 
 static int rank, ranks;
+static uint64_t plan_rows = 45; /* run_plan's grid rows */
 
 /* samples/game_of_life_plan.c's life_parts: the runner's rows and one halo
  * row on each side (clamped at the edges) of both grids. user: the rows. */
@@ -92,7 +94,7 @@ static void same_everywhere(const hpl_plan_info *info, const char *what)
  * what each rank receives per step is checked: the halo rows it lacks. */
 static void run_plan(hpl_context *ctx, hpl_kernel k, const hpl_plan_desc *desc, const char *what)
 {
-    uint64_t rows = 45, cols = 16, n = rows * cols;
+    uint64_t rows = plan_rows, cols = 16, n = rows * cols;
     uint32_t *want = malloc(n * sizeof *want), *next = malloc(n * sizeof *next), *got = malloc(n * sizeof *got);
     for (uint64_t i = 0; i < n; i++)
         want[i] = (uint32_t)(i * 40503u + 11u);
@@ -176,6 +178,18 @@ int main(int argc, char **argv)
     run_plan(ctx, k, &(hpl_plan_desc){.balance = HPL_BALANCE_ITERATIVE}, "ITERATIVE");
     run_plan(ctx, k, &(hpl_plan_desc){.balance = HPL_BALANCE_EXHAUSTIVE, .step = 0.25}, "EXHAUSTIVE");
     run_plan(ctx, k, &(hpl_plan_desc){.balance = HPL_BALANCE_ADAPTIVE}, "ADAPTIVE");
+    /* The package schemes: packages within each rank, rows to the ranks by
+     * their speeds (the first eval checks the scheme against a device
+     * alone: every rank must take the same answer). */
+    run_plan(ctx, k, &(hpl_plan_desc){.balance = HPL_BALANCE_DYNAMIC, .package = 4}, "DYNAMIC");
+    run_plan(ctx, k, &(hpl_plan_desc){.balance = HPL_BALANCE_HGUIDED, .shares = shares}, "HGUIDED");
+    run_plan(ctx, k, &(hpl_plan_desc){.balance = HPL_BALANCE_AUTO_TUNE}, "AUTO_TUNE");
+    /* Several packages on each rank's devices (whole work-groups each). */
+    plan_rows = 1001;
+    run_plan(ctx, k, &(hpl_plan_desc){.balance = HPL_BALANCE_DYNAMIC, .package = 3, .keep_split = true},
+             "DYNAMIC, keep_split");
+    run_plan(ctx, k, &(hpl_plan_desc){.balance = HPL_BALANCE_HGUIDED, .keep_split = true}, "HGUIDED, keep_split");
+    plan_rows = 45;
     /* On the last two devices only (another rank's when there are two). */
     int last_two[2] = {devices - 2, devices - 1};
     if (devices >= 2)
@@ -203,8 +217,11 @@ int main(int argc, char **argv)
         }
         CHECK_OK(hpl_array_destroy(ctx, a));
         CHECK_OK(hpl_array_destroy(ctx, b));
-        CHECK_FAILS(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_DYNAMIC}, &plan),
-                    HPL_ERROR_UNSUPPORTED, "a package scheme does not span ranks");
+        CHECK_FAILS(hpl_plan_create(ctx,
+                                    &(hpl_plan_desc){.balance = HPL_BALANCE_DYNAMIC, .partitioner = halo_parts,
+                                                     .user = &rows},
+                                    &plan),
+                    HPL_ERROR_UNSUPPORTED, "a package scheme with a partitioner does not span ranks");
     }
     int failed = th_finish(ctx);
     MPI_Finalize();
