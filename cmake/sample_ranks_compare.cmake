@@ -1,11 +1,12 @@
 # cmake -DMPIEXEC=<mpiexec;-n;k;preflags...> -DPROGRAM=<exe> [-DARGS=<args>]
 #       [-DPOSTFLAGS=<...>] -DRANKS=<k> -DDEVICES_ONE=<HPLVK_DEVICES>
-#       -DDEVICES_RANK=<HPLVK_DEVICES> -P sample_ranks_compare.cmake
+#       -DDEVICES_RANK=<HPLVK_DEVICES> [-DPROGRAM_ONE=<exe>] -P sample_ranks_compare.cmake
 # A sample over MPI ranks against the same sample in one process with the
 # same devices (samples/CMakeLists.txt, hplvk_sample_ranks_test): PROGRAM
 # ARGS alone with HPLVK_DEVICES=DEVICES_ONE, then under MPIEXEC with
 # HPLVK_DEVICES=DEVICES_RANK on every rank (the ranks' devices in rank
-# order are DEVICES_ONE's). Passes when both exit 0, both RESULT lines say
+# order are DEVICES_ONE's). PROGRAM_ONE (default PROGRAM) runs alone instead:
+# an MPI twin against its sample (samples/twins/CMakeLists.txt). Passes when both exit 0, both RESULT lines say
 # verified=yes, the job's alone ends with ranks=RANKS (one RESULT line: rank
 # 0's), and the two print the same checksum lines (sample_ranks.h: the
 # result's bytes; at least one). Both outputs are printed.
@@ -14,6 +15,10 @@ foreach(var MPIEXEC PROGRAM RANKS DEVICES_ONE DEVICES_RANK)
         message(FATAL_ERROR "sample_ranks_compare.cmake: -D${var}= is required")
     endif()
 endforeach()
+
+if(NOT PROGRAM_ONE)
+    set(PROGRAM_ONE ${PROGRAM})
+endif()
 
 function(run_one label out_var)
     string(TIMESTAMP start "%s")
@@ -36,7 +41,7 @@ function(checksums text out_var)
 endfunction()
 
 run_one("one process, HPLVK_DEVICES=${DEVICES_ONE}" one
-        ${CMAKE_COMMAND} -E env HPLVK_DEVICES=${DEVICES_ONE} ${PROGRAM} ${ARGS})
+        ${CMAKE_COMMAND} -E env HPLVK_DEVICES=${DEVICES_ONE} ${PROGRAM_ONE} ${ARGS})
 run_one("${RANKS} ranks, HPLVK_DEVICES=${DEVICES_RANK} each" job
         ${CMAKE_COMMAND} -E env HPLVK_DEVICES=${DEVICES_RANK} ${MPIEXEC} ${PROGRAM} ${ARGS} ${POSTFLAGS})
 

@@ -29,10 +29,16 @@
  * (the device's float arithmetic may differ from the host's, e.g. in how
  * it rounds or flushes denormals; with `precise` forbidding reassociation
  * and contraction it is exact in practice).
+ *
+ * The size and its arguments, the start grid, the host reference and its
+ * check and the RESULT line are jacobi_host.h's, shared with the
+ * hand-written MPI + Vulkan twin samples/twins/twin_jacobi_mpi.c.
  */
 #define _POSIX_C_SOURCE 199309L
 #define SAMPLE_NAME "jacobi"
 #include "sample_util.h"
+
+#include "jacobi_host.h" /* the size, start grid, host reference and check, RESULT line */
 
 #include <stdlib.h>
 
@@ -55,49 +61,6 @@ static const char *jacobi_src =
     "    precise float v = 0.25 * s;\n"
     "    hpl_at2(dst, r, c) = v;\n"
     "}\n";
-
-typedef struct grid_size {
-    uint64_t rows, cols, steps;
-    uint64_t host_budget; /* cell updates the host reference may take */
-} grid_size;
-
-/* Top row 1, other boundaries 0, interior pseudo-random in [0, 1) from a
- * fixed-seed LCG (every run starts from the same grid). A random interior
- * keeps every cell busy from the first step and keeps values far from
- * denormals, where devices may flush to zero. */
-static void initial_grid(float *g, grid_size sz)
-{
-    uint32_t state = 20240602u;
-    for (uint64_t i = 0; i < sz.rows; i++)
-        for (uint64_t j = 0; j < sz.cols; j++) {
-            state = state * 1664525u + 1013904223u;
-            bool border = i == 0 || j == 0 || i == sz.rows - 1 || j == sz.cols - 1;
-            g[i * sz.cols + j] = i == 0 ? 1.0f : border ? 0.0f : (float)(state >> 8) * (1.0f / 16777216.0f);
-        }
-}
-
-/* The kernel's expression, in the kernel's order. */
-static void host_step(const float *in, float *out, grid_size sz)
-{
-    const uint64_t C = sz.cols;
-    for (uint64_t i = 0; i < sz.rows; i++)
-        for (uint64_t j = 0; j < C; j++) {
-            if (i == 0 || j == 0 || i == sz.rows - 1 || j == C - 1) {
-                out[i * C + j] = in[i * C + j];
-                continue;
-            }
-            float s = ((in[(i - 1) * C + j] + in[(i + 1) * C + j]) + in[i * C + j - 1]) + in[i * C + j + 1];
-            out[i * C + j] = 0.25f * s;
-        }
-}
-
-/* grid[0] holds the start; returns the grid that holds the last step. */
-static float *host_reference(float *grid[2], grid_size sz)
-{
-    for (uint64_t s = 0; s < sz.steps; s++)
-        host_step(grid[s % 2], grid[(s + 1) % 2], sz);
-    return grid[sz.steps % 2];
-}
 
 /* Two grids on the library's side, the first holding the start. */
 static int make_grids(hpl_context *ctx, const float *start, grid_size sz, const char *tag, hpl_array g[2])
@@ -173,42 +136,6 @@ static int run_single(hpl_context *ctx, hpl_kernel k, const float *start, grid_s
     return HPL_OK;
 }
 
-static double absd(double x) { return x < 0.0 ? -x : x; }
-
-/* tolerance < 0: bit for bit; else |got - want| <= tolerance * |want|. */
-static bool same_grid(const char *what, const float *got, const float *want, grid_size sz, double tolerance)
-{
-    uint64_t bad = 0, n = sz.rows * sz.cols;
-    double worst = 0.0;
-    for (uint64_t i = 0; i < n; i++) {
-        double err = absd((double)got[i] - (double)want[i]);
-        bool ok = tolerance < 0.0 ? memcmp(&got[i], &want[i], sizeof got[i]) == 0 : err <= tolerance * absd(want[i]);
-        if (want[i] != 0.0f && err / absd(want[i]) > worst)
-            worst = err / absd(want[i]);
-        if (!ok && bad++ < 5)
-            fprintf(stderr, SAMPLE_NAME ": %s: cell (%" PRIu64 ", %" PRIu64 ") = %.9g, expected %.9g\n", what,
-                    i / sz.cols, i % sz.cols, (double)got[i], (double)want[i]);
-    }
-    fprintf(stderr, SAMPLE_NAME ": %s: %" PRIu64 " of %" PRIu64 " cells differ (%s), worst relative error %.3g\n", what,
-            bad, n, tolerance < 0.0 ? "bit for bit" : "relative tolerance 1e-6", worst);
-    return bad == 0;
-}
-
-static bool parse_size(int argc, char **argv, grid_size *sz)
-{
-    *sz = (grid_size){512, 512, 100, 300000000};
-    uint64_t *v[4] = {&sz->rows, &sz->cols, &sz->steps, &sz->host_budget};
-    static const char *const names[4] = {"rows", "cols", "steps", "host_budget"};
-    if (argc > 5)
-        return false;
-    for (int i = 1; i < argc; i++)
-        if (!sample_arg_u64(names[i - 1], argv[i], UINT64_MAX, v[i - 1]))
-            return false;
-    /* Three rows and columns for one interior cell; two steps for one
-     * warm-up step and at least one timed. */
-    return sz->rows >= 3 && sz->cols >= 3 && sz->steps >= 2;
-}
-
 /* host[0]: the start; host[1], host[2]: the reference's grids; host[3]: the
  * multi-device result; host[4]: device 0's. */
 enum { START, REF_A, REF_B, MULTI, SINGLE, HOST_GRIDS };
@@ -222,50 +149,6 @@ static int run_devices(hpl_context *ctx, const int *devices, int ndev, grid_size
     SAMPLE_TRY(run_default(ctx, k, host[START], sz, host[MULTI], run));
     SAMPLE_TRY(run_single(ctx, k, host[START], sz, host[SINGLE]));
     return HPL_OK;
-}
-
-/* Host references cost rows x cols x steps cell updates; past
- * sz.host_budget (default 3e8) the host computes bands of rows only, around each boundary between parts
- * and at the edges: a band's rows after `steps` steps depend only on the
- * start rows within `steps` of it (the light cone), so each band is
- * simulated exactly on a window of those rows, in bounded time. */
-#define BAND_ROWS 8
-
-/* Rows [lo, hi) after every step, simulated on rows [w_lo, w_hi) of the
- * start in ref[]; returns where row lo is. Rows of the window's artificial
- * edges go wrong, but only within `steps` rows of them: outside the band. */
-static const float *band_reference(const float *start, grid_size sz, uint64_t lo, uint64_t hi, float *ref[2])
-{
-    uint64_t w_lo = lo > sz.steps ? lo - sz.steps : 0, w_hi = sample_min(sz.rows, hi + sz.steps);
-    grid_size window = sz;
-    window.rows = w_hi - w_lo;
-    memcpy(ref[0], start + w_lo * sz.cols, window.rows * sz.cols * sizeof *start);
-    return host_reference(ref, window) + (lo - w_lo) * sz.cols;
-}
-
-/* Compares the multi-device result with the host: all of it, or bands of
- * rows when the whole would pass HOST_BUDGET. */
-static bool check_host(const float *got, const float *start, grid_size sz, int parts, float *ref[2])
-{
-    if ((double)sz.rows * (double)sz.cols * (double)sz.steps <= (double)sz.host_budget || sz.rows < 2 * BAND_ROWS) {
-        memcpy(ref[0], start, sz.rows * sz.cols * sizeof *start);
-        return same_grid("multi-device vs host", got, host_reference(ref, sz), sz, 1e-6);
-    }
-    bool ok = true;
-    for (int k = 0; k <= parts; k++) {
-        uint64_t at = sz.rows * (uint64_t)k / (uint64_t)parts;
-        uint64_t lo = at > BAND_ROWS / 2 ? sample_min(at - BAND_ROWS / 2, sz.rows - BAND_ROWS) : 0;
-        grid_size band = sz;
-        band.rows = BAND_ROWS;
-        char what[96];
-        snprintf(what, sizeof what, "multi-device vs host, rows %" PRIu64 "..%" PRIu64 " (band-relative cells)", lo,
-                 lo + BAND_ROWS - 1);
-        ok = same_grid(what, got + lo * sz.cols, band_reference(start, sz, lo, lo + BAND_ROWS, ref), band, 1e-6) && ok;
-    }
-    fprintf(stderr, SAMPLE_NAME ": checked %d bands of %d rows against the host (the whole grid is over the host "
-                    "budget); the whole grid against device 0 alone\n",
-            parts + 1, BAND_ROWS);
-    return ok;
 }
 
 /* The checks; each prints what it found wrong. */
@@ -326,13 +209,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < HOST_GRIDS; i++)
         free(host[i]);
-    /* rate: cell updates per second over the timed steps. */
-    double cells = (double)sz.rows * (double)sz.cols * (double)(sz.steps - 1);
-    double rate = run.ms > 0.0 ? cells / (run.ms * 1e-3) / 1e6 : 0.0;
     printf("halos: %s\n", halos_first ? "first" : "after");
-    printf("RESULT name=jacobi devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64
-           " time_ms=%.3f rate=%.4gMcell/s verified=%s%s\n",
-           devnames, sz.rows, sz.cols, sz.steps, run.ms, rate, sample_verified_everywhere(verified) ? "yes" : "no",
-           sample_ranks_field());
+    jacobi_print_result(devnames, sz, run.ms, verified);
     return verified ? 0 : 1;
 }

@@ -5,7 +5,7 @@
  * character that is not one ("3e8" read as 3, "12abc" as 12).
  *
  * Pure C11: no hplvk, no Vulkan, so that the twins (which link neither) can
- * include it through life_host.h and matmul_host.h; sample_util.h includes
+ * include it through life_host.h, matmul_host.h and jacobi_host.h; sample_util.h includes
  * it for the hplvk samples. Header-only (static functions). Define
  * SAMPLE_NAME (the program's name, for messages) before including it.
  */

@@ -155,7 +155,7 @@ static inline void sample_checksum_print(const char *what, const void *bytes, si
 }
 
 /* The hooks of the headers a sample shares with its Vulkan twin
- * (life_host.h, matmul_host.h): their RESULT lines take the verdict of
+ * (life_host.h, matmul_host.h, jacobi_host.h): their RESULT lines take the verdict of
  * every rank and end with the ranks field. */
 #define SAMPLE_RESULT_VERIFIED(ok) sample_verified_everywhere(ok)
 #define SAMPLE_RESULT_TAIL() sample_ranks_field()
