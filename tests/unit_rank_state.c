@@ -19,7 +19,11 @@
  *    first_holder's regions over all ranks partition the part of `within`
  *    held anywhere, each element in the share of the lowest rank holding
  *    it (out aliasing within too).
- * 3. Out of memory: on random fragmented states (regions of many boxes, on
+ *    plan_for of every rank is the full plan's moves from or to it, in
+ *    order, box for box; fulfilled (in place of moved after a plan) gives
+ *    the model's moved; wrote_all (written regions disjoint, or any) gives
+ *    the model's wrote of each rank in order. Up to MAXR (40) ranks.
+ * 3. Out of memory: init, then, on random fragmented states (regions of many boxes, on
  *    the heap), each operation is run with the host allocation n refused
  *    (lib/base/util.c: hpl__fault_host_alloc), n = 0, 1, ... until it
  *    succeeds: every refused run returns false and leaves the state (and
@@ -60,6 +64,7 @@ static uint64_t seed;
 /* ---- The model ------------------------------------------------------------ */
 
 #define MAXE 128 /* elements of the largest grid: 6x5x3 = 90 */
+#define MAXR 40  /* ranks of the largest state tested (past HPL__MAX_RANKS) */
 
 typedef struct grid {
     int ndims;
@@ -180,7 +185,7 @@ typedef struct world {
     grid g;
     int ranks;
     hpl__rank_state s;
-    mask valid[HPL__MAX_RANKS];
+    mask valid[MAXR];
 } world;
 
 /* Every rank's region against the model. */
@@ -189,14 +194,8 @@ static bool check_world(world *w, const char *what)
     hpl__box whole = whole_of(&w->g);
     bool ok = w->s.ranks == w->ranks && hpl__box_equal(&w->s.whole, &whole);
     CHECK(ok, "ranks and whole kept");
-    for (int r = 0; r < HPL__MAX_RANKS; r++) {
-        if (r < w->ranks) {
-            ok = region_is(&w->g, &w->s.valid[r], w->valid[r], what) && ok;
-        } else {
-            CHECK(w->s.valid[r].count == 0, "ranks past `ranks` hold nothing");
-            ok = ok && w->s.valid[r].count == 0;
-        }
-    }
+    for (int r = 0; r < w->ranks; r++)
+        ok = region_is(&w->g, &w->s.valid[r], w->valid[r], what) && ok;
     return ok;
 }
 
@@ -212,13 +211,13 @@ static void world_init(world *w, const grid *g, int ranks, bool everywhere)
     check_world(w, "after init");
 }
 
-/* Holders of element e in the model, as a bit set. */
-static unsigned holders(const world *w, int e)
+/* Whether some rank holds element e in the model. */
+static bool holders(const world *w, int e)
 {
-    unsigned h = 0;
     for (int r = 0; r < w->ranks; r++)
-        h |= (unsigned)w->valid[r][e] << r;
-    return h;
+        if (w->valid[r][e])
+            return true;
+    return false;
 }
 
 /* ---- Operations, each checked against the model --------------------------- */
@@ -228,7 +227,7 @@ static unsigned holders(const world *w, int e)
 static bool check_plan(const world *w, const hpl__region *const *need, const mask *want, const hpl__rank_moves *m)
 {
     int n = cells(&w->g), ranks = w->ranks;
-    static uint8_t got[HPL__MAX_RANKS][MAXE]; /* source + 1 of each element moved to each rank */
+    static uint8_t got[MAXR][MAXE]; /* source + 1 of each element moved to each rank */
     memset(got, 0, sizeof got);
     bool ok = m->count >= 0 && (m->count == 0 || m->moves != NULL);
     uint64_t volume = 0;
@@ -390,8 +389,12 @@ static void test_cases(void)
 
     snprintf(context, sizeof context, "ranks out of range");
     CHECK(!hpl__rank_state_init(&s, 0, &whole, true), "0 ranks refused");
-    CHECK(!hpl__rank_state_init(&s, HPL__MAX_RANKS + 1, &whole, true), "too many ranks refused");
+    CHECK(!hpl__rank_state_init(&s, HPL__RANK_STATE_MAX_RANKS + 1, &whole, true), "too many ranks refused");
+    CHECK(s.ranks == 0 && s.valid == NULL, "a refused init leaves s zeroed");
     CHECK(hpl__rank_state_init(&s, HPL__MAX_RANKS, &whole, true), "HPL__MAX_RANKS ranks");
+    hpl__rank_state_free(&s);
+    CHECK(hpl__rank_state_init(&s, 1000, &whole, true) && hpl__region_equal(&s.valid[999], &s.valid[0]),
+          "1000 ranks, each holding the whole");
     hpl__rank_state_free(&s);
 
     snprintf(context, sizeof context, "valid nowhere");
@@ -478,37 +481,116 @@ typedef struct stats {
 } stats;
 
 /* Reused across plans (cleared by each), freed at the end. */
-static hpl__rank_moves random_moves;
+static hpl__rank_moves random_moves, random_moves_for;
+
+/* plan_for of every rank against `full`, the plan of the same needs: the
+ * moves with src or dst == self, in order, the same boxes; their volume;
+ * the state unchanged. */
+static bool check_plan_for(world *w, const hpl__region *const *need, const hpl__rank_moves *full,
+                           hpl__rank_moves *mine)
+{
+    bool ok = true;
+    for (int self = 0; self < w->ranks && ok; self++) {
+        bool done = hpl__rank_state_plan_for(&w->s, self, need, mine);
+        CHECK(done, "plan_for returns true");
+        ok = ok && done;
+        int j = 0;
+        uint64_t volume = 0;
+        for (int i = 0; ok && i < full->count; i++) {
+            const hpl__rank_move *f = &full->moves[i];
+            if (f->src != self && f->dst != self)
+                continue;
+            bool same = j < mine->count && mine->moves[j].src == f->src && mine->moves[j].dst == f->dst &&
+                        hpl__box_equal(&mine->moves[j].box, &f->box);
+            CHECK(same, "plan_for: the full plan's moves of self, in order, the same boxes");
+            ok = ok && same;
+            volume += hpl__box_volume(&f->box);
+            j++;
+        }
+        bool all = ok && j == mine->count && mine->elements == volume;
+        CHECK(!ok || all, "plan_for: no other move; elements their volume");
+        ok = ok && all;
+    }
+    return check_world(w, "plan_for changes nothing") && ok;
+}
+
+/* Random written regions, NULL about one time in four, some empty; when
+ * disjoint, each less what the ranks before it wrote. */
+static void random_written(world *w, hpl__region *regions, mask *masks, const hpl__region **written, bool fragmented,
+                           bool disjoint)
+{
+    mask taken;
+    memset(taken, 0, sizeof taken);
+    for (int r = 0; r < w->ranks; r++) {
+        random_region(&w->g, fragmented, &regions[r], masks[r]);
+        written[r] = rng_below(4) == 0 ? NULL : &regions[r];
+        if (!written[r]) {
+            memset(masks[r], 0, sizeof(mask));
+            continue;
+        }
+        if (!disjoint)
+            continue;
+        for (int e = 0; e < cells(&w->g); e++) { /* remove the elements taken, one box each */
+            if (!taken[e] || !masks[r][e])
+                continue;
+            uint64_t x = (uint64_t)e % w->g.n[0], y = (uint64_t)e / w->g.n[0] % w->g.n[1],
+                     z = (uint64_t)e / (w->g.n[0] * w->g.n[1]);
+            hpl__box b = box3(x, x + 1, y, y + 1, z, z + 1);
+            CHECK(hpl__region_subtract_box(&regions[r], &b), "building a region");
+            masks[r][e] = 0;
+        }
+        for (int e = 0; e < cells(&w->g); e++)
+            taken[e] |= masks[r][e];
+    }
+}
+
+static void model_wrote_all(world *w, const hpl__region *const *written, const mask *masks)
+{
+    for (int r = 0; r < w->ranks; r++)
+        if (written[r])
+            model_wrote(w, r, masks[r]);
+}
 
 /* One random operation on w, checked; false once a check failed. */
 static bool random_step(world *w, bool fragmented, stats *st)
 {
-    hpl__region regions[HPL__MAX_RANKS] = {{0}}, region = {0};
-    static mask want[HPL__MAX_RANKS];
+    static hpl__region regions[MAXR];
+    hpl__region region = {0};
+    static mask want[MAXR];
     mask m;
-    const hpl__region *need[HPL__MAX_RANKS];
+    const hpl__region *need[MAXR];
     hpl__rank_moves *moves = &random_moves;
-    int op = (int)rng_below(10);
+    int op = (int)rng_below(12);
     size_t len = strlen(context);
     bool ok = true;
+    for (int r = 0; r < MAXR; r++)
+        hpl__region_init(&regions[r]);
     if (op < 4) {
         random_needs(w, regions, want, need, fragmented);
         ok = hpl__rank_state_plan(&w->s, need, moves);
         CHECK(ok, "plan returns true");
         ok = ok && check_plan(w, need, (const mask *)want, moves);
         ok = check_world(w, "plan changes nothing") && ok;
+        ok = ok && check_plan_for(w, need, moves, &random_moves_for);
         st->plans++;
         st->moves += (unsigned long)moves->count;
         st->max_moves = HPL__MAX(st->max_moves, (unsigned long)moves->count);
-        if (ok && rng_below(4) != 0) {
+        int after = (int)rng_below(8);
+        if (ok && after < 3) {
             snprintf(context + len, sizeof context - len, " plan+moved");
             CHECK(hpl__rank_state_moved(&w->s, moves), "moved returns true");
+            model_moved(w, need, (const mask *)want);
+        } else if (ok && after < 6) { /* the same change as moved, without the moves */
+            snprintf(context + len, sizeof context - len, " plan+fulfilled");
+            CHECK(hpl__rank_state_fulfilled(&w->s, need), "fulfilled returns true");
             model_moved(w, need, (const mask *)want);
         } else {
             snprintf(context + len, sizeof context - len, " plan");
         }
         if (rng_below(8) == 0)
             hpl__rank_moves_free(moves);
+        if (rng_below(8) == 0)
+            hpl__rank_moves_free(&random_moves_for);
     } else if (op < 6) {
         int r = (int)rng_below((uint64_t)w->ranks);
         random_region(&w->g, fragmented, &region, m);
@@ -532,17 +614,23 @@ static bool random_step(world *w, bool fragmented, stats *st)
         snprintf(context + len, sizeof context - len, " wrote(%d, valid[%d])", r, q);
         CHECK(hpl__rank_state_wrote(&w->s, r, &w->s.valid[q]), "wrote returns true");
         model_wrote(w, r, m);
-    } else {
+    } else if (op < 10) {
         random_region(&w->g, fragmented, &region, m);
         snprintf(context + len, sizeof context - len, " first_holder");
         check_first_holders(w, &region, m);
+    } else {
+        bool disjoint = rng_below(3) != 0;
+        random_written(w, regions, want, need, fragmented, disjoint);
+        snprintf(context + len, sizeof context - len, " wrote_all(%s)", disjoint ? "disjoint" : "any");
+        CHECK(hpl__rank_state_wrote_all(&w->s, need), "wrote_all returns true");
+        model_wrote_all(w, need, (const mask *)want);
     }
     ok = check_world(w, "regions equal the model") && ok;
     if (rng_below(3) == 0) {
         random_region(&w->g, false, &region, m);
         check_first_holders(w, &region, m);
     }
-    for (int r = 0; r < HPL__MAX_RANKS; r++)
+    for (int r = 0; r < MAXR; r++)
         hpl__region_free(&regions[r]);
     hpl__region_free(&region);
     st->steps++;
@@ -552,14 +640,14 @@ static bool random_step(world *w, bool fragmented, stats *st)
 static void test_random(int scale)
 {
     enum { STEPS = 30 };
-    static const int rank_counts[] = {1, 2, 3, 4, 5, HPL__MAX_RANKS};
+    static const int rank_counts[] = {1, 2, 3, 4, 5, HPL__MAX_RANKS, MAXR};
     stats total = {0};
     uint64_t t0 = hpl__now_ns();
     for (size_t gi = 0; gi < HPL__ARRAY_LEN(grids); gi++)
         for (size_t ri = 0; ri < HPL__ARRAY_LEN(rank_counts); ri++) {
             const grid *g = &grids[gi];
             int ranks = rank_counts[ri];
-            int sequences = (ranks == HPL__MAX_RANKS ? 8 : 40) * scale;
+            int sequences = (ranks >= HPL__MAX_RANKS ? (ranks == MAXR ? 4 : 8) : 40) * scale;
             for (int q = 0; q < sequences; q++) {
                 world *w = &(world){0};
                 bool fragmented = rng_below(4) == 0;
@@ -578,6 +666,7 @@ static void test_random(int scale)
             }
         }
     hpl__rank_moves_free(&random_moves);
+    hpl__rank_moves_free(&random_moves_for);
     printf("random: %lu sequences of up to %d steps (%lu steps), %lu plans, %lu moves (at most %lu in one), %.2f s\n",
            total.sequences, STEPS, total.steps, total.plans, total.moves, total.max_moves,
            (double)(hpl__now_ns() - t0) * 1e-9);
@@ -638,6 +727,19 @@ static bool plan_empty(world *w, void *arg)
     oom_arg *a = arg;
     return a->moves->count == 0 && a->moves->elements == 0;
 }
+static bool op_plan_for(world *w, void *arg)
+{
+    oom_arg *a = arg;
+    return hpl__rank_state_plan_for(&w->s, a->r, a->need, a->moves);
+}
+static bool op_fulfilled(world *w, void *arg)
+{
+    return hpl__rank_state_fulfilled(&w->s, ((oom_arg *)arg)->need);
+}
+static bool op_wrote_all(world *w, void *arg)
+{
+    return hpl__rank_state_wrote_all(&w->s, ((oom_arg *)arg)->need);
+}
 static bool op_moved(world *w, void *arg)
 {
     return hpl__rank_state_moved(&w->s, ((oom_arg *)arg)->moves);
@@ -671,11 +773,28 @@ static void test_oom(void)
 {
     static const grid g3 = {3, {6, 5, 3}}, g2 = {2, {6, 5, 1}};
     unsigned long refusals = 0, ops = 0, allocating = 0;
-    hpl__rank_moves moves = {0};
+    hpl__rank_moves moves = {0}, full = {0};
     uint64_t t0 = hpl__now_ns();
+    /* init allocates: each refusal gives false and a zeroed state. */
+    snprintf(context, sizeof context, "oom init");
+    for (int n = 0;; n++) {
+        hpl__rank_state st;
+        hpl__box whole = box1(0, 10);
+        arm(n);
+        bool ok = hpl__rank_state_init(&st, 7, &whole, true);
+        disarm();
+        if (ok) {
+            CHECK(n > 0 && st.ranks == 7 && hpl__region_volume(&st.valid[6]) == 10, "init after refusals");
+            hpl__rank_state_free(&st);
+            break;
+        }
+        CHECK(st.ranks == 0 && st.valid == NULL && st.next == NULL, "a refused init leaves s zeroed");
+        if (n > 100)
+            break;
+    }
     for (int q = 0; q < 60; q++) {
         const grid *g = q % 2 ? &g3 : &g2;
-        int ranks = 1 + (int)rng_below(5);
+        int ranks = q % 10 == 9 ? 20 : 1 + (int)rng_below(5);
         world *w = &(world){0};
         char base[128];
         snprintf(base, sizeof base, "oom seq %d ranks %d", q, ranks);
@@ -697,12 +816,12 @@ static void test_oom(void)
         check_world(w, "setup");
         for (int step = 0; step < 12; step++) {
             snprintf(context, sizeof context, "%s step %d", base, step);
-            hpl__region regions[HPL__MAX_RANKS] = {{0}}, region = {0}, out = {0}, before = {0};
-            static mask want[HPL__MAX_RANKS];
-            const hpl__region *need[HPL__MAX_RANKS];
+            hpl__region regions[MAXR] = {{0}}, region = {0}, out = {0}, before = {0};
+            static mask want[MAXR];
+            const hpl__region *need[MAXR];
             mask m;
             oom_arg a = {.moves = &moves};
-            int op = (int)rng_below(6), n = 0;
+            int op = (int)rng_below(9), n = 0;
             random_region(g, rng_below(3) != 0, &region, m);
             a.region = &region;
             a.r = (int)rng_below((uint64_t)ranks);
@@ -713,6 +832,22 @@ static void test_oom(void)
                 check_plan(w, need, (const mask *)want, &moves);
                 n += sweep_op(w, op_moved, NULL, &a);
                 model_moved(w, need, (const mask *)want);
+            } else if (op == 6) {
+                /* plan_for (against the full plan, made unrefused), then
+                 * fulfilled in place of moved. */
+                random_needs(w, regions, want, need, true);
+                a.need = need;
+                CHECK(hpl__rank_state_plan(&w->s, need, &full), "plan");
+                n = sweep_op(w, op_plan_for, plan_empty, &a);
+                check_plan_for(w, need, &full, &moves);
+                n += sweep_op(w, op_fulfilled, NULL, &a);
+                model_moved(w, need, (const mask *)want);
+            } else if (op == 7) {
+                bool disjoint = rng_below(3) != 0;
+                random_written(w, regions, want, need, true, disjoint);
+                a.need = need;
+                n = sweep_op(w, op_wrote_all, NULL, &a);
+                model_wrote_all(w, need, (const mask *)want);
             } else if (op == 1) {
                 n = sweep_op(w, op_wrote, NULL, &a);
                 model_wrote(w, a.r, m);
@@ -740,7 +875,7 @@ static void test_oom(void)
             refusals += (unsigned long)n;
             allocating += n > 0;
             ops++;
-            for (int r = 0; r < HPL__MAX_RANKS; r++)
+            for (int r = 0; r < MAXR; r++)
                 hpl__region_free(&regions[r]);
             hpl__region_free(&region);
             hpl__region_free(&out);
@@ -749,6 +884,7 @@ static void test_oom(void)
         hpl__rank_state_free(&w->s);
     }
     hpl__rank_moves_free(&moves);
+    hpl__rank_moves_free(&full);
     snprintf(context, sizeof context, "oom");
     CHECK(allocating > ops / 4, "most operations on fragmented states allocate");
     printf("out of memory: %lu operations, %lu of them allocating, %lu refused runs, %.2f s\n", ops, allocating,

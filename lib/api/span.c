@@ -472,7 +472,9 @@ static int move_posted(hpl_context *ctx, span_use *uses, int n, hpl__rank_moves 
 /* Moves what each rank's need lacks from the ranks that hold it: every
  * rank calls it with the same uses. A box to send is first made valid in
  * this rank's host storage; one received becomes valid there (a host
- * write: the rank's device copies of it become invalid). */
+ * write: the rank's device copies of it become invalid). Each rank plans
+ * only its own moves (hpl__rank_state_plan_for) and records every rank's
+ * as done (hpl__rank_state_fulfilled), so that all keep the same state. */
 static int exchange(hpl_context *ctx, span_use *uses, int n)
 {
     hpl__span *sp = ctx->span;
@@ -488,7 +490,7 @@ static int exchange(hpl_context *ctx, span_use *uses, int n)
         const hpl__region *need[HPL__MAX_RANKS];
         for (int r = 0; r < sp->ranks; r++)
             need[r] = &uses[i].need[r];
-        if (!hpl__rank_state_plan(uses[i].root->ranks, need, &moves[i]))
+        if (!hpl__rank_state_plan_for(uses[i].root->ranks, me, need, &moves[i]))
             rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
         uint64_t esize = hpl_type_size(uses[i].root->type);
         for (int j = 0; rc == HPL_OK && j < moves[i].count; j++) {
@@ -557,7 +559,10 @@ static int exchange(hpl_context *ctx, span_use *uses, int n)
                     rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
             }
         }
-        if (rc == HPL_OK && !hpl__rank_state_moved(root->ranks, &moves[i]))
+        const hpl__region *need[HPL__MAX_RANKS];
+        for (int q = 0; q < sp->ranks; q++)
+            need[q] = &uses[i].need[q];
+        if (rc == HPL_OK && uses[i].needs && !hpl__rank_state_fulfilled(root->ranks, need))
             rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
     hpl__region_free(&r);
@@ -580,13 +585,13 @@ static int record_writes(hpl_context *ctx, span_use *uses, int n)
             continue;
         hpl__array *root = uses[i].root;
         hpl__region_clear(&others);
-        for (int r = 0; ok && r < sp->ranks; r++) {
-            if (hpl__region_empty(&uses[i].written[r]))
-                continue;
-            ok = hpl__rank_state_wrote(root->ranks, r, &uses[i].written[r]);
-            if (ok && r != sp->rank)
+        const hpl__region *written[HPL__MAX_RANKS];
+        for (int r = 0; r < sp->ranks; r++)
+            written[r] = &uses[i].written[r];
+        ok = hpl__rank_state_wrote_all(root->ranks, written);
+        for (int r = 0; ok && r < sp->ranks; r++)
+            if (r != sp->rank && !hpl__region_empty(&uses[i].written[r]))
                 ok = hpl__region_add(&others, &uses[i].written[r]);
-        }
         for (int m = 0; ok && !hpl__region_empty(&others) && m < root->coherence.count; m++)
             if (root->coherence.mem[m].used)
                 ok = hpl__coherence_invalidate(&root->coherence, m, &others);
