@@ -380,39 +380,6 @@ static void cut_ran(const hpl__plan *plan, const plan_cut *cut, double *ran)
         ran[cut->pieces[p].device] = (double)(cut->pieces[p].hi - cut->pieces[p].lo) / n;
 }
 
-/* ---- the same measurements on every rank ----------------------------------- */
-
-/* Over ranks, every rank must take the same decisions from the same
- * numbers (plan.h): per device, each its own rank's; else host
- * measurements, the largest over the ranks (a step takes as long as its
- * slowest rank). */
-int hpl__plan_share(hpl__plan *plan, double *v, int n, bool per_device)
-{
-    hpl_context *ctx = plan->ctx;
-    hpl__span *sp = ctx->span;
-    if (!sp || sp->ranks < 2)
-        return HPL_OK;
-    double *all = hpl__calloc((size_t)sp->ranks * (size_t)n, sizeof *all);
-    if (!all)
-        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    char error[512] = "";
-    HPL__LOCK(ctx);
-    int rc = sp->transport.allgather(sp->transport.user, v, (size_t)n * sizeof *v, all, error, sizeof error);
-    HPL__UNLOCK(ctx);
-    if (rc != HPL_OK)
-        rc = hpl__fail(rc, "the ranks could not share the plan's measurements: %s", error);
-    for (int i = 0; rc == HPL_OK && i < n; i++) {
-        if (per_device) {
-            v[i] = all[(size_t)sp->owner[plan->devices[i % plan->device_count]] * (size_t)n + (size_t)i];
-        } else {
-            for (int r = 0; r < sp->ranks; r++)
-                v[i] = fmax(v[i], all[(size_t)r * (size_t)n + (size_t)i]);
-        }
-    }
-    hpl__free(all);
-    return rc;
-}
-
 /* ---- timed runs -------------------------------------------------------------- */
 
 /* Waits for all work (a timed run ends when its last device does). Errors

@@ -157,7 +157,7 @@ void hpl__plan_note_pieces(hpl__plan *plan, const hpl__piece *pieces, int count)
  * alone, as a plain eval. */
 int hpl__plan_packages(hpl__plan *plan, const hpl_arg *args, size_t nargs);
 
-/* plan.c: over ranks, v[0 .. n - 1] become the same on every rank.
+/* plan_run.c: over ranks, v[0 .. n - 1] become the same on every rank.
  * per_device: n is a multiple of the plan's device count, v[k] belongs to
  * plan device k % device_count and each rank's own devices' entries are
  * taken from it; else each entry becomes the largest over the ranks.

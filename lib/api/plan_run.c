@@ -1,7 +1,8 @@
 /* Running one distribution of a plan eval: pieces of the split dimension,
  * one per device, either through the annotations (an eval given the
  * pieces) or through the user's partitioner and its runners, and reading
- * back what each device spent on it from the event log. */
+ * back what each device spent on it from the event log; over ranks, the
+ * measurements made the same on every rank. */
 #include "api.h"
 
 #include "events.h"
@@ -9,6 +10,7 @@
 #include "plan.h"
 #include "subkernel.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- geometry ------------------------------------------------------------ */
@@ -78,6 +80,39 @@ void hpl__plan_note_pieces(hpl__plan *plan, const hpl__piece *pieces, int count)
         last->in_use[i] = true;
         last->rows[i] = pieces[p].hi - pieces[p].lo;
     }
+}
+
+/* ---- the same measurements on every rank ----------------------------------- */
+
+/* Over ranks, every rank must take the same decisions from the same
+ * numbers (plan.h): per device, each its own rank's; else host
+ * measurements, the largest over the ranks (a step takes as long as its
+ * slowest rank). */
+int hpl__plan_share(hpl__plan *plan, double *v, int n, bool per_device)
+{
+    hpl_context *ctx = plan->ctx;
+    hpl__span *sp = ctx->span;
+    if (!sp || sp->ranks < 2)
+        return HPL_OK;
+    double *all = hpl__calloc((size_t)sp->ranks * (size_t)n, sizeof *all);
+    if (!all)
+        return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    char error[512] = "";
+    HPL__LOCK(ctx);
+    int rc = sp->transport.allgather(sp->transport.user, v, (size_t)n * sizeof *v, all, error, sizeof error);
+    HPL__UNLOCK(ctx);
+    if (rc != HPL_OK)
+        rc = hpl__fail(rc, "the ranks could not share the plan's measurements: %s", error);
+    for (int i = 0; rc == HPL_OK && i < n; i++) {
+        if (per_device) {
+            v[i] = all[(size_t)sp->owner[plan->devices[i % plan->device_count]] * (size_t)n + (size_t)i];
+        } else {
+            for (int r = 0; r < sp->ranks; r++)
+                v[i] = fmax(v[i], all[(size_t)r * (size_t)n + (size_t)i]);
+        }
+    }
+    hpl__free(all);
+    return rc;
 }
 
 /* ---- by annotation --------------------------------------------------------- */

@@ -3,12 +3,12 @@
 # weak scaling of jacobi and game_of_life over 1, 2 and 4 ranks of one
 # Lavapipe device each (LP_NUM_THREADS threads), the rows growing with the
 # ranks; then game_of_life_plan with the GPU in one rank and Lavapipe in
-# another under a plan, beside the GPU's rank alone; then, when the twin
-# is there, jacobi beside its hand-written MPI + Vulkan twin on the same
-# ranks and devices. Each configuration runs `reps` times, alternating;
-# the medians of the RESULT lines' time_ms are printed with the ratios.
+# another under a plan, beside the GPU's rank alone. Each configuration
+# runs `reps` times, alternating; the medians of the RESULT lines' time_ms
+# are printed with the ratios. (jacobi against its hand-written MPI +
+# Vulkan twin: samples/twins/ranks_vs_twin.sh.)
 #
-#   ranks_scaling.sh [-b bindir] [-r reps] [-t threads] [-n "ranks..."] [-s "rows cols steps"] [-g] [-w]
+#   ranks_scaling.sh [-b bindir] [-r reps] [-t threads] [-n "ranks..."] [-s "rows cols steps"] [-g]
 #
 #   bindir   the samples (default: build/samples of this tree)
 #   reps     runs per configuration (default 3)
@@ -17,7 +17,6 @@
 #   rows cols steps   a rank's share of the grid (default 1024 1024 100):
 #            k ranks run k*rows rows
 #   -g       also the GPU runs (device gpu0 in rank 0: the plan runs)
-#   -w       also jacobi against twins/twin_jacobi_mpi (2 ranks)
 # Needs mpirun on PATH (Open MPI: -x passes the environment); exits
 # non-zero when a run fails or is not verified.
 set -euo pipefail
@@ -27,12 +26,11 @@ threads=4
 rank_counts="1 2 4"
 share="1024 1024 100"
 gpu=0
-twin=0
 usage() {
-    echo "usage: $0 [-b bindir] [-r reps] [-t threads] [-n \"ranks...\"] [-s \"rows cols steps\"] [-g] [-w]" >&2
+    echo "usage: $0 [-b bindir] [-r reps] [-t threads] [-n \"ranks...\"] [-s \"rows cols steps\"] [-g]" >&2
     exit 2
 }
-while getopts "b:r:t:n:s:gw" o; do
+while getopts "b:r:t:n:s:g" o; do
     case $o in
     b) bin=$OPTARG ;;
     r) reps=$OPTARG ;;
@@ -40,7 +38,6 @@ while getopts "b:r:t:n:s:gw" o; do
     n) rank_counts=$OPTARG ;;
     s) share=$OPTARG ;;
     g) gpu=1 ;;
-    w) twin=1 ;;
     *) usage ;;
     esac
 done
@@ -88,10 +85,6 @@ for ((i = 1; i <= reps; i++)); do
                 : -n 1 --bind-to none "${lvp[@]}" "$bin/game_of_life_plan" $((2 * rows)) "$cols" "$steps" $bal
         done
     fi
-    if ((twin)); then
-        run "jacobi.2" -n 2 --bind-to none "${lvp[@]}" "$bin/jacobi" $((2 * rows)) "$cols" "$steps"
-        run "twin.2" -n 2 --bind-to none "${lvp[@]}" "$bin/twins/twin_jacobi_mpi" $((2 * rows)) "$cols" "$steps"
-    fi
 done
 
 echo "== medians (time_ms) over $reps runs"
@@ -111,9 +104,4 @@ if ((gpu)); then
         awk -v bal="$bal" -v a="$a" -v b="$b" \
             'BEGIN {printf "game_of_life_plan %-10s gpu rank alone %.2f ms, gpu rank + lavapipe rank %.2f ms: %.3fx the time alone\n", bal, a, b, b / a}'
     done
-fi
-if ((twin)); then
-    a=$(median <"$out/jacobi.2")
-    b=$(median <"$out/twin.2")
-    awk -v a="$a" -v b="$b" 'BEGIN {printf "jacobi over 2 ranks %.2f ms, twin_jacobi_mpi %.2f ms: %.3fx the twin\n", a, b, a / b}'
 fi
