@@ -18,7 +18,8 @@
 #            k ranks run k*rows rows
 #   -g       also the GPU runs (device gpu0 in rank 0: the plan runs)
 # Needs mpirun on PATH (Open MPI: -x passes the environment); exits
-# non-zero when a run fails or is not verified.
+# non-zero when a run fails, is not verified, or takes more than
+# RUN_LIMIT seconds (environment; default 300).
 set -euo pipefail
 bin=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/samples
 reps=3
@@ -54,7 +55,7 @@ run() {
     local label=$1
     shift
     local log="$out/log"
-    if ! mpirun "$@" >"$log" 2>&1; then
+    if ! timeout "${RUN_LIMIT:-300}" mpirun "$@" >"$log" 2>&1; then
         echo "ranks_scaling: $label failed:" >&2
         tail -20 "$log" >&2
         exit 1
