@@ -1687,6 +1687,9 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  *               they read. An argument written by parts on several ranks
  *               must be annotated (HPL_ERROR_UNSUPPORTED otherwise).
  *               launch.domains does not span ranks (HPL_ERROR_UNSUPPORTED).
+ *               launch.halos_first orders the halos among a rank's own
+ *               devices; what a rank receives from the others arrives
+ *               before its parts start (not yet hidden behind them).
  *   host access every rank's host sees the whole (sub)array: HPL_READ
  *               brings to every rank what it lacks; HPL_WRITE is a write
  *               by every rank alike — every rank must write the same
