@@ -4,9 +4,10 @@
  * between the threads' host storage, a mailbox per pair of ranks). So the
  * span's code runs where the leak check and ThreadSanitizer see it whole
  * (Open MPI's own leaks keep the MPI tests out of the former): a row
- * stencil annotated over every rank's device, host reads and writes, a
- * fill, an assignment and a reduction, values checked against the host on
- * every rank, and the bytes each rank received. */
+ * stencil annotated over every rank's device, the same under a package
+ * scheme, host reads and writes, a fill, an assignment and a reduction,
+ * values checked against the host on every rank, and the bytes each rank
+ * received. */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "test_util.h"
@@ -186,6 +187,19 @@ static void *rank_main(void *arg)
     }
     CHECK_OK(hpl_array_read(ctx, g[steps % 2], got, n * 4));
     EXPECT_U32(got, want, n, "stencil over thread ranks");
+    /* A package scheme: packages within each rank, its rows by its speed
+     * (the first eval checks it against one device alone, over every rank). */
+    hpl_plan *plan = NULL;
+    if (CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_DYNAMIC, .package = 2}, &plan))) {
+        for (int s = 0; s < 4; s++) {
+            CHECK_OK(hpl_plan_eval(plan, k, NULL, HPL_ARGS(hpl_part1(g[s % 2], 1), hpl_part1(g[(s + 1) % 2], 1))));
+            rows_stencil_host(rows, cols, want, next);
+            memcpy(want, next, n * 4);
+        }
+        hpl_plan_destroy(plan);
+    }
+    CHECK_OK(hpl_array_read(ctx, g[0], got, n * 4));
+    EXPECT_U32(got, want, n, "DYNAMIC plan over thread ranks");
     /* Fill a block on the last rank's device, copy it on the first's, sum. */
     hpl_array a = g[0], low, high;
     uint32_t five = 5;
