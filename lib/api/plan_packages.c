@@ -29,6 +29,7 @@
 #include "api.h"
 #include "events.h"
 #include "plan.h"
+#include "rank_state.h"
 #include "schedule.h"
 #include "submit.h"
 #include "vk.h"
@@ -176,12 +177,11 @@ static int launch_one(package_run *run, int k, bool *launched)
     *launched = hpl__schedule_take(&run->schedule, k, &first, &count);
     if (!*launched)
         return HPL_OK;
-    hpl__piece piece = {.device = k, .lo = run->first + first * run->rows_per_unit,
+    hpl__piece piece = {.device = run->dev[k], .lo = run->first + first * run->rows_per_unit,
                         .hi = HPL__MIN(run->first + (first + count) * run->rows_per_unit, run->end)};
     package *pk = &run->queue[k][run->queued[k]++];
     *pk = (package){.first = first, .count = count, .serial_from = next_serial(plan->ctx)};
     int rc = run_piece(run, k, piece.lo, piece.hi);
-    int i = k;
     hpl__device *d = &plan->ctx->devices[run->local_dev[k]];
     HPL__LOCK(plan->ctx);
     if (rc == HPL_OK)
@@ -189,10 +189,10 @@ static int launch_one(package_run *run, int k, bool *launched)
     pk->value = hpl__device_submitted(d);
     pk->serial_to = hpl__events_next_serial(plan->ctx);
     HPL__UNLOCK(plan->ctx);
-    run->lo[i] = HPL__MIN(run->lo[i], piece.lo);
-    run->hi[i] = HPL__MAX(run->hi[i], piece.hi);
-    run->rows[i] += piece.hi - piece.lo;
-    run->packages[i]++;
+    run->lo[k] = HPL__MIN(run->lo[k], piece.lo);
+    run->hi[k] = HPL__MAX(run->hi[k], piece.hi);
+    run->rows[k] += piece.hi - piece.lo;
+    run->packages[k]++;
     return rc;
 }
 
@@ -350,7 +350,7 @@ static int run_scheme(package_run *run)
  * rank with devices has one, else by its devices' shares (given) or count. */
 static void rank_cuts(const hpl__plan *plan, const hpl__span *sp, uint64_t *cuts)
 {
-    double weight[HPL__MAX_DEVICES] = {0}, speed[HPL__MAX_DEVICES] = {0};
+    double weight[HPL__MAX_RANKS] = {0}, speed[HPL__MAX_RANKS] = {0};
     bool known = plan->rank_rows == plan->geometry.whole[plan->geometry.dim] && plan->rank_kernel == plan->kernel_id;
     for (int i = 0; i < plan->device_count; i++) {
         int r = sp->owner[plan->devices[i]];
@@ -407,15 +407,15 @@ static int packages_over_ranks(package_run *run)
     hpl__plan *plan = run->plan;
     hpl_context *ctx = plan->ctx;
     const hpl__span *sp = ctx->span;
-    uint64_t cuts[HPL__MAX_DEVICES + 1];
+    uint64_t cuts[HPL__MAX_RANKS + 1];
     rank_cuts(plan, sp, cuts);
     /* Each rank's rows as the piece of its first device in the plan. */
     hpl__part given[HPL__MAX_DEVICES] = {{0}};
-    bool first_of_rank[HPL__MAX_DEVICES] = {false}; /* a rank has a device */
+    bool has_piece[HPL__MAX_RANKS] = {false};
     for (int i = 0; i < plan->device_count; i++) {
         int r = sp->owner[plan->devices[i]];
-        if (!first_of_rank[r]) {
-            first_of_rank[r] = true;
+        if (!has_piece[r]) {
+            has_piece[r] = true;
             given[i] = (hpl__part){.lo = cuts[r], .hi = cuts[r + 1]};
         }
         int l = hpl__span_local(sp, plan->devices[i]);
