@@ -232,7 +232,7 @@ typedef struct mpi_pending {
     size_t *owner; /* the message of each request */
     MPI_Status *statuses;
     int error; /* HPL_OK, or what a test in mpi_post met (text below) */
-    char text[MPI_MAX_ERROR_STRING + 64];
+    char text[MPI_MAX_ERROR_STRING + 320]; /* the MPI text, " (box ", the box (256), ")" */
 } mpi_pending;
 
 static int mpi_post(void *user, const hpl_transport_message *messages, size_t count, void **out, char *error,
