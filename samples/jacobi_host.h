@@ -163,7 +163,6 @@ static inline bool check_host(const float *got, const float *start, grid_size sz
     return ok;
 }
 
-
 /* The RESULT line's hooks: as in life_host.h. */
 #ifndef SAMPLE_RESULT_VERIFIED
 #define SAMPLE_RESULT_VERIFIED(ok) (ok)
