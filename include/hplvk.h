@@ -1687,9 +1687,15 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  *               they read. An argument written by parts on several ranks
  *               must be annotated (HPL_ERROR_UNSUPPORTED otherwise).
  *               launch.domains does not span ranks (HPL_ERROR_UNSUPPORTED).
- *               launch.halos_first orders the halos among a rank's own
- *               devices; what a rank receives from the others arrives
- *               before its parts start (not yet hidden behind them).
+ *               launch.halos_first also hides the moves between ranks:
+ *               each rank first runs the rows of its parts whose reads it
+ *               holds already, then moves what the ranks lack (its
+ *               messages going while those rows run), then runs the rows
+ *               next to another rank's, in the same eval (a stencil's
+ *               interior, its halo, then its edge rows). Under
+ *               validation, contexts with a zero-copy device run their
+ *               parts one after the other, after the moves. Should the
+ *               moves fail, the rows run before them hold their results.
  *   host access every rank's host sees the whole (sub)array: HPL_READ
  *               brings to every rank what it lacks; HPL_WRITE is a write
  *               by every rank alike — every rank must write the same

@@ -45,6 +45,54 @@ int hpl__eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
     return rc;
 }
 
+int hpl__eval_locked_phased(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                            size_t nargs, const hpl__part *given, const hpl__part *first, int (*between)(void *),
+                            void *user)
+{
+    hpl__launch_plan p;
+    p.subkernels = NULL;
+    p.shares = NULL;
+    p.given = given;
+    int rc = hpl__launch_plan_make(ctx, k, launch, args, nargs, &p);
+    bool phased = rc == HPL_OK && p.annotated && !hpl__subkernels_must_run_in_order(ctx, p.subkernels, p.count);
+    if (phased) {
+        hpl__phases ph[HPL__MAX_DEVICES];
+        for (int i = 0; i < p.count; i++) {
+            const hpl__subkernel *sk = &p.subkernels[i];
+            uint64_t lo = sk->offset[p.dim], hi = lo + sk->global[p.dim];
+            hpl__part f = first[sk->device->index];
+            uint64_t a = HPL__MAX(f.lo, lo), b = HPL__MIN(f.hi, hi);
+            hpl__phases *q = &ph[i];
+            memset(q, 0, sizeof *q);
+            if (a < b) {
+                q->count[0] = 1;
+                q->range[0][0][0] = a;
+                q->range[0][0][1] = b;
+            } else {
+                a = b = hi; /* all of it after */
+            }
+            if (lo < a) {
+                q->range[1][q->count[1]][0] = lo;
+                q->range[1][q->count[1]++][1] = a;
+            }
+            if (b < hi) {
+                q->range[1][q->count[1]][0] = b;
+                q->range[1][q->count[1]++][1] = hi;
+            }
+        }
+        rc = hpl__subkernels_run_phases(ctx, p.subkernels, p.count, args, p.whole, p.dim, ph, between, user);
+    } else {
+        int moved = between(user);
+        rc = rc == HPL_OK ? moved : rc;
+        if (rc == HPL_OK)
+            rc = hpl__subkernels_run(ctx, p.subkernels, p.count, args, p.whole);
+    }
+    if (rc == HPL_OK && p.annotated)
+        remember_parts(args, &p);
+    hpl__launch_plan_done(ctx, &p);
+    return rc;
+}
+
 int hpl_eval(hpl_context *ctx, hpl_kernel kernel, const hpl_launch *launch, const hpl_arg *args, size_t nargs)
 {
     static const hpl_launch defaults = {0};

@@ -44,6 +44,17 @@ int hpl__launch_plan_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *la
  * device of the launch (hpl__launch_plan.given). */
 int hpl__eval_locked(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs,
                      const hpl__part *given);
+/* The same (given: as above), each device's part run in two phases: first
+ * the rows [first[d].lo, first[d].hi) of device d's part (d: the context's
+ * device index; an empty range: none), then between(user) is called, then
+ * the rest of each part. between is called exactly once, whatever fails
+ * before it (a context over ranks: the moves between ranks). When the
+ * parts cannot run so (one writes what another touches, or the eval is not
+ * annotated), between is called first and the eval runs as
+ * hpl__eval_locked runs it. */
+int hpl__eval_locked_phased(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                            size_t nargs, const hpl__part *given, const hpl__part *first, int (*between)(void *),
+                            void *user);
 /* Gives the subkernels' scratch back. */
 void hpl__launch_plan_done(hpl_context *ctx, hpl__launch_plan *p);
 /* The part [lo, hi) (offsets along p->dim) of view `whole` with p's halo. */

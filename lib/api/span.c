@@ -715,8 +715,10 @@ struct hpl__span_step {
     const hpl_arg *args;
 };
 
-int hpl__span_eval_begin(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
-                         size_t nargs, const hpl__part *given, hpl__span_step **out)
+/* The step of an eval over ranks: its checks, its pieces, what each rank's
+ * pieces read and write; nothing moved yet. */
+static int step_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs,
+                     const hpl__part *given, hpl__span_step **out)
 {
     hpl__span *sp = ctx->span;
     *out = NULL;
@@ -848,8 +850,6 @@ int hpl__span_eval_begin(hpl_context *ctx, hpl__kernel *k, const hpl_launch *lau
     if (rc == HPL_OK && !ok)
         rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     st->used = used;
-    if (rc == HPL_OK)
-        rc = exchange(ctx, uses, used);
     if (rc != HPL_OK) {
         uses_free(uses, used);
         hpl__free(st);
@@ -857,6 +857,23 @@ int hpl__span_eval_begin(hpl_context *ctx, hpl__kernel *k, const hpl_launch *lau
     }
     *out = st;
     return HPL_OK;
+}
+
+static void step_free(hpl__span_step *st)
+{
+    uses_free(st->uses, st->used);
+    hpl__free(st);
+}
+
+int hpl__span_eval_begin(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,
+                         size_t nargs, const hpl__part *given, hpl__span_step **out)
+{
+    int rc = step_make(ctx, k, launch, args, nargs, given, out);
+    if (rc == HPL_OK && (rc = exchange(ctx, (*out)->uses, (*out)->used)) != HPL_OK) {
+        step_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int hpl__span_eval_end(hpl_context *ctx, hpl__span_step *st, int rc)
@@ -876,9 +893,51 @@ int hpl__span_eval_end(hpl_context *ctx, hpl__span_step *st, int rc)
                 e->arrays[i]->last_where = st->devices[j];
         break;
     }
-    uses_free(st->uses, st->used);
-    hpl__free(st);
+    step_free(st);
     return rc;
+}
+
+/* halos_first: the rows of this rank's piece [lo, hi) whose reads it
+ * holds already, before the moves: [*a, *b) — all of it when it holds
+ * everything the piece reads (nothing to hide), empty (*a == *b) when no
+ * rows are found. The piece loses its annotations' widest read overlap on
+ * each side whose reads it lacks. */
+static void step_interior(const hpl__span *sp, const hpl__span_step *st, const hpl_arg *args, uint64_t lo,
+                          uint64_t hi, uint64_t *a, uint64_t *b)
+{
+    const eval_shape *e = &st->e;
+    uint64_t ov = 0;
+    for (int i = 0; i < e->arg_count; i++)
+        if (e->arrays[i] && (e->access[i] & HPL_READ) && args[i].part.on && args[i].part.overlap > 0)
+            ov = HPL__MAX(ov, (uint64_t)args[i].part.overlap);
+    static const int cut[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+    for (int t = 0; t < 4; t++) {
+        uint64_t x = lo + HPL__MIN(hi - lo, cut[t][0] ? ov : 0), y = hi - HPL__MIN(hi - lo, cut[t][1] ? ov : 0);
+        if (x >= y)
+            continue;
+        bool held = true;
+        for (int i = 0; held && i < e->arg_count; i++) {
+            if (!e->arrays[i] || !(e->access[i] & HPL_READ))
+                continue;
+            hpl__arg_view whole;
+            hpl__arg_view_set(&whole, e->arrays[i]);
+            hpl__arg_view v = args[i].part.on ? hpl__part_view(&whole, &args[i].part, x, y) : whole;
+            held = hpl__region_contains_box(&e->arrays[i]->root->ranks->valid[sp->rank], &v.at.box);
+        }
+        if (held) {
+            *a = x;
+            *b = y;
+            return;
+        }
+    }
+    *a = *b = lo;
+}
+
+static int step_exchange(void *user)
+{
+    void **p = user;
+    hpl__span_step *st = p[1];
+    return exchange(p[0], st->uses, st->used);
 }
 
 static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args, size_t nargs,
@@ -886,27 +945,38 @@ static int span_eval(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
 {
     hpl__span *sp = ctx->span;
     hpl__span_step *st = NULL;
-    int rc = hpl__span_eval_begin(ctx, k, launch, args, nargs, given, &st);
+    int rc = step_make(ctx, k, launch, args, nargs, given, &st);
     if (rc != HPL_OK)
         return rc;
-    bool annotated = st->annotated;
-    int count = st->count;
-    const int *devices = st->devices;
-    const hpl__part *pieces = st->pieces;
     /* This rank's own parts, as an eval of its devices given their pieces. */
     hpl_launch local = *launch;
     local.shares = NULL;
-    hpl__part own[HPL__MAX_DEVICES];
+    hpl__part own[HPL__MAX_DEVICES], first[HPL__MAX_DEVICES] = {{0}};
     int mine = 0;
-    for (int j = 0; j < count; j++) {
-        int l = hpl__span_local(sp, devices[j]);
-        if (l < 0 || pieces[j].lo >= pieces[j].hi)
+    bool hide = false; /* halos_first: rows run while the moves go */
+    for (int j = 0; j < st->count; j++) {
+        int l = hpl__span_local(sp, st->devices[j]);
+        if (l < 0 || st->pieces[j].lo >= st->pieces[j].hi)
             continue;
         local.devices[mine] = l;
-        own[mine++] = pieces[j];
+        own[mine++] = st->pieces[j];
+        if (launch->halos_first && st->annotated && sp->ranks > 1) {
+            uint64_t a, b;
+            step_interior(sp, st, args, st->pieces[j].lo, st->pieces[j].hi, &a, &b);
+            first[l] = (hpl__part){.lo = a, .hi = b};
+            hide = hide || a > st->pieces[j].lo || b < st->pieces[j].hi;
+        }
     }
+    if (hide && mine) {
+        local.device = 0;
+        local.device_count = mine;
+        void *user[2] = {ctx, st};
+        rc = hpl__eval_locked_phased(ctx, k, &local, args, nargs, own, first, step_exchange, user);
+        return hpl__span_eval_end(ctx, st, rc);
+    }
+    rc = exchange(ctx, st->uses, st->used);
     if (rc == HPL_OK && mine) {
-        if (!annotated && count == 1 && !given) {
+        if (!st->annotated && st->count == 1 && !given) {
             local.device = local.devices[0];
             local.device_count = 0;
             rc = hpl__eval_locked(ctx, k, &local, args, nargs, NULL);

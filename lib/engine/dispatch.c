@@ -344,6 +344,11 @@ static bool must_run_in_order(const hpl_context *ctx, const hpl__subkernel *s, i
     return any_conflict(s, n) || (ctx->validation && ghost_on_shared_memory(s, n));
 }
 
+bool hpl__subkernels_must_run_in_order(const hpl_context *ctx, const hpl__subkernel *s, int n)
+{
+    return n > 1 && must_run_in_order(ctx, s, n);
+}
+
 static int run_in_order(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3])
 {
     int rc = HPL_OK;
@@ -420,9 +425,11 @@ int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_ar
 /* Runs phase `phase` of the subkernels that have one (their bands, then
  * their interiors) side by side, and submits each device's at once: the
  * band's timeline value is its own, so a neighbour's copy of it waits for
- * it alone. */
+ * it alone. whole_reads: the phase's reads take in all of each part (else
+ * the rows it runs and their reach); join: it continues the phase before;
+ * ops: the room it reserves per device. */
 static int phase_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args, const uint64_t whole[3],
-                     const hpl__phases *ph, int dim, int phase)
+                     const hpl__phases *ph, int dim, int phase, bool whole_reads, bool join, uint32_t ops)
 {
     int ran[HPL__MAX_DEVICES] = {0}, m = 0;
     for (int i = 0; i < n; i++) {
@@ -430,13 +437,11 @@ static int phase_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *
             continue;
         s[i].row_ranges = ph[i].count[phase];
         s[i].rows_dim = dim;
-        s[i].reads_whole_part = phase == 0;
+        s[i].reads_whole_part = whole_reads;
         memcpy(s[i].rows, ph[i].range[phase], sizeof s[i].rows);
         ran[m++] = i;
     }
-    /* Every device runs a band (hpl__halo_phases): room for its interior
-     * too is taken before the first band records. */
-    int rc = run_side_by_side(ctx, s, ran, m, args, whole, phase > 0, phase == 0 ? 2 : 0);
+    int rc = run_side_by_side(ctx, s, ran, m, args, whole, join, ops);
     for (int k = 0; k < m; k++) {
         s[ran[k]].row_ranges = 0;
         s[ran[k]].reads_whole_part = false;
@@ -456,6 +461,19 @@ int hpl__subkernels_run_halos_first(hpl_context *ctx, hpl__subkernel *s, int n, 
     hpl__phases ph[HPL__MAX_DEVICES];
     for (int i = 0; i < n; i++)
         hpl__halo_phases(s[i].offset[dim], s[i].offset[dim] + s[i].global[dim], i > 0, i < n - 1, w, &ph[i]);
-    int rc = phase_run(ctx, s, n, args, whole, ph, dim, 0);
-    return rc == HPL_OK ? phase_run(ctx, s, n, args, whole, ph, dim, 1) : rc;
+    /* Every device runs a band (hpl__halo_phases): room for its interior
+     * too is taken before the first band records, whose reads take in all
+     * of its part, so that the interiors find everything in place. */
+    int rc = phase_run(ctx, s, n, args, whole, ph, dim, 0, true, false, 2);
+    return rc == HPL_OK ? phase_run(ctx, s, n, args, whole, ph, dim, 1, false, true, 0) : rc;
+}
+
+int hpl__subkernels_run_phases(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args,
+                               const uint64_t whole[3], int dim, const hpl__phases *ph, int (*between)(void *),
+                               void *user)
+{
+    int rc = phase_run(ctx, s, n, args, whole, ph, dim, 0, false, false, 1);
+    int moved = between(user);
+    rc = rc == HPL_OK ? moved : rc;
+    return rc == HPL_OK ? phase_run(ctx, s, n, args, whole, ph, dim, 1, false, false, 1) : rc;
 }

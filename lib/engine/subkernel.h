@@ -6,6 +6,7 @@
 #define HPL_SUBKERNEL_H
 
 #include "access.h"
+#include "partition.h"
 
 /* How the kernel sees an array argument: the (sub)array's type and extents,
  * through the strides of the memory holding it; the fill kernel views an
@@ -73,5 +74,19 @@ int hpl__subkernels_run(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_ar
  * in order run as hpl__subkernels_run runs them. */
 int hpl__subkernels_run_halos_first(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args,
                                     const uint64_t whole[3], int dim, uint64_t w);
+/* Runs the subkernels in two phases of rows of the domain's dimension dim
+ * (ph[i]: subkernel i's ranges in each; a subkernel with none in a phase
+ * sits it out), each phase's reads only what its rows read, and calls
+ * between(user) in between, whatever the first phase returned (a context
+ * over ranks: what the second phase's rows read from other ranks arrives
+ * while the first phase runs). Subkernels must not run in order
+ * (hpl__subkernels_must_run_in_order). After a failure of the second
+ * phase, the first phase's rows have run. */
+int hpl__subkernels_run_phases(hpl_context *ctx, hpl__subkernel *s, int n, const hpl_arg *args,
+                               const uint64_t whole[3], int dim, const hpl__phases *ph, int (*between)(void *),
+                               void *user);
+/* Whether one subkernel writes what another touches (they then run one
+ * after the other). */
+bool hpl__subkernels_must_run_in_order(const hpl_context *ctx, const hpl__subkernel *s, int n);
 
 #endif

@@ -297,9 +297,57 @@ int main(int argc, char **argv)
           "rank %d: the trace names no send, receive or message track", rank);
     free(trace);
     MPI_Barrier(MPI_COMM_WORLD);
+    /* halos_first: the rows whose reads a rank holds run before its moves,
+     * the rows next to another rank's after them, in the same eval. So in
+     * its trace the last kernel before each halo receive is one of the same
+     * step, reading the array received (without it, the step before's,
+     * which wrote it). */
+    snprintf(path, sizeof path, "%s/h.json", dir);
+    snprintf(own, sizeof own, ranks > 1 ? "%s/h.rank%d.json" : "%s/h.json", dir, rank);
+    CHECK_OK(hpl_trace_begin(ctx, path));
+    run_stencil(ctx, k, 37, 19, 5, true);
+    CHECK_OK(hpl_trace_end(ctx));
+    trace = th_read_file(own, &size);
+    int receives = 0, read_before = 0;
+    char last_read[64] = "";
+    static const char receive[] = "{\"name\":\"receive from", kernel[] = "\"cat\":\"kernel\"",
+                      reads[] = "\"reads\":[\"", array[] = "\"array\":\"";
+    for (const char *p = trace ? strstr(trace, "{\"name\":") : NULL; p; p = strstr(p + 1, "{\"name\":")) {
+        const char *end = strstr(p + 1, "{\"name\":");
+        const char *cat = strstr(p, "\"cat\":\"");
+        if (!cat || (end && cat > end))
+            continue;
+        if (!strncmp(cat, kernel, strlen(kernel))) {
+            const char *r = strstr(p, reads);
+            if (r && (!end || r < end))
+                sscanf(r + strlen(reads), "%63[^\"]", last_read);
+        } else if (!strncmp(p, receive, strlen(receive))) {
+            const char *n = strstr(p, array);
+            char name[64] = "";
+            if (n && (!end || n < end))
+                sscanf(n + strlen(array), "%63[^\"]", name);
+            receives++;
+            read_before += name[0] && !strcmp(name, last_read);
+        }
+    }
+    /* (Under validation, a zero-copy device's parts run one after the
+     * other, so no rows run before the moves there.) */
+    bool zero_copy = false;
+    for (int g = 0; g < devices; g++) {
+        hpl_device_info info;
+        zero_copy = zero_copy || (CHECK_OK(hpl_device_get_info(ctx, g, &info)) && info.zero_copy);
+    }
+    /* Steps 1, 3 and 4 take a halo row from each neighbouring rank (step 2
+     * follows a whole read); the whole reads after steps 1 and 4 receive
+     * too, after the kernels that wrote what they receive. */
+    int neighbours = (rank > 0) + (rank < ranks - 1);
+    CHECK(ranks == 1 || zero_copy || read_before >= 3 * neighbours,
+          "rank %d: halos_first: %d of its %d receives come after a kernel of their step, want %d at least", rank,
+          read_before, receives, 3 * neighbours);
+    free(trace);
+    MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0 && dir[0])
         th_rmtree(dir);
-    run_stencil(ctx, k, 37, 19, 5, true);
     run_stencil(ctx, k, (uint64_t)devices + 1, 5, 3, false); /* parts of one or two rows */
     run_subarrays(ctx);
     run_others(ctx);
