@@ -1747,8 +1747,11 @@ HPL_API int hpl_trace_end(hpl_context *ctx);
  * rank) is written by each rank into its own file, the path with
  * ".rank<r>" before its extension, its host and devices named "rank r
  * ..." as processes of their own (process ids from 100 r), so that the
- * ranks' files show side by side (otherData.origin_ns aligns them on one
- * machine). Each box this rank sends or receives (a group of its rows, for
+ * ranks' files show side by side: their times count from one moment, the
+ * earliest rank's clock when the context was made (otherData.origin_ns),
+ * so that on one machine (one CLOCK_MONOTONIC) the files merge as they
+ * are, e.g. jq -s '{traceEvents: map(.traceEvents) | add}' run.rank*.json
+ * > run.json (ranks on several machines: each machine's clock). Each box this rank sends or receives (a group of its rows, for
  * a box moved in groups) is a "message" event on the host process, on a
  * track per other rank and way ("sends to rank p", "receives from rank
  * p"), named "send to rank p" or "receive from rank p", from its posting

@@ -43,6 +43,7 @@ typedef struct join_record {
     int32_t device_count;
     char message[512];
     hpl_device_info info[HPL__MAX_DEVICES];
+    uint64_t clock_ns; /* its host clock (CLOCK_MONOTONIC) */
 } join_record;
 
 static int transport_check(const hpl_transport *t)
@@ -76,6 +77,7 @@ static int join(hpl_context *ctx, const hpl_transport *t, int rc)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     join_record *mine = &all[t->ranks];
     mine->status = rc;
+    mine->clock_ns = hpl__now_ns();
     if (rc != HPL_OK)
         snprintf(mine->message, sizeof mine->message, "%s", hpl_last_error());
     else {
@@ -114,7 +116,9 @@ static int join(hpl_context *ctx, const hpl_transport *t, int rc)
                          .host_wrote = span_host_wrote, .free = span_free};
         s->rank = t->rank;
         s->ranks = t->ranks;
+        s->origin_ns = mine->clock_ns;
         for (int r = 0; r < t->ranks; r++) {
+            s->origin_ns = HPL__MIN(s->origin_ns, all[r].clock_ns);
             if (r == t->rank)
                 s->first = s->device_count;
             for (int i = 0; i < all[r].device_count; i++) {

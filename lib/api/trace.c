@@ -416,7 +416,7 @@ static int trace_finish(hpl_context *ctx)
     ctx->trace = NULL;
     writer w = {.ctx = ctx, .pid_base = ctx->span ? RANK_PIDS * ctx->span->rank : 0, .f = tr->file,
                 .first = tr->first, .last = hpl__events_next_serial(ctx),
-                .origin = tr->begin_ns};
+                .origin = ctx->span ? HPL__MIN(ctx->span->origin_ns, tr->begin_ns) : tr->begin_ns};
     hpl__events_enable(ctx, false);
     int rc = hpl__wait_idle(ctx); /* releases the lock meanwhile */
     /* A last calibration point: every event converts between two. */

@@ -227,6 +227,7 @@ typedef struct hpl__span {
     hpl_device_info info[HPL__MAX_DEVICES]; /* of each global device */
     uint64_t sent_bytes, sent_count, received_bytes, received_count; /* boxes to and from other ranks */
     uint64_t chunk; /* span.c: bytes per message of a large move (HPLVK_RANK_CHUNK); 0: whole */
+    uint64_t origin_ns; /* the earliest rank's host clock when the ranks joined: ts 0 of every rank's trace */
     /* api/span.c's work, called through here by the files it builds on
      * (context.c, array.c, eval.c), which never name span.c. */
     int (*eval)(hpl_context *ctx, struct hpl__kernel *k, const hpl_launch *launch, const hpl_arg *args,

@@ -295,6 +295,13 @@ int main(int argc, char **argv)
     CHECK(ranks == 1 || (th_contains(trace, "\"send to rank ") && th_contains(trace, "\"receive from rank ") &&
                          th_contains(trace, "\"sends to rank ")),
           "rank %d: the trace names no send, receive or message track", rank);
+    /* Every rank's times count from the same moment: the files merge. */
+    const char *o = trace ? strstr(trace, "\"origin_ns\":") : NULL;
+    unsigned long long origin = o ? strtoull(o + strlen("\"origin_ns\":"), NULL, 10) : 0, lo = 0, hi = 0;
+    MPI_Allreduce(&origin, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&origin, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(origin > 0 && lo == hi, "rank %d: the trace's origin_ns is %llu, the ranks' range %llu .. %llu", rank, origin,
+          lo, hi);
     free(trace);
     MPI_Barrier(MPI_COMM_WORLD);
     /* halos_first: the rows whose reads a rank holds run before its moves,
