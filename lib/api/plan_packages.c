@@ -34,6 +34,7 @@
 #include "submit.h"
 #include "vk.h"
 
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -364,6 +365,13 @@ static void rank_cuts(const hpl__plan *plan, const hpl__span *sp, uint64_t *cuts
     hpl__partition_cuts(g->whole[g->dim], sp->ranks, known ? speed : weight, granule, cuts);
 }
 
+/* A count another rank sent (untrusted): 0 unless finite and >= 0, at
+ * most max. */
+static uint64_t count_of(double v, uint64_t max)
+{
+    return v >= 0.0 && v <= (double)max ? (uint64_t)v : v > (double)max ? max : 0;
+}
+
 /* What every device ran, and each rank's speed, the same on every rank. */
 static int ranks_share(package_run *run, double rank_seconds)
 {
@@ -385,16 +393,17 @@ static int ranks_share(package_run *run, double rank_seconds)
     int rc = hpl__plan_share(plan, v, 6 * n, true);
     if (rc != HPL_OK)
         return rc;
+    uint64_t rows = g->whole[g->dim];
     for (int i = 0; i < n; i++) {
-        last->rows[i] = (uint64_t)v[i];
-        last->packages[i] = (int)v[n + i];
-        last->seconds[i] = v[2 * n + i];
+        last->rows[i] = count_of(v[i], rows);
+        last->packages[i] = (int)count_of(v[n + i], INT32_MAX);
+        last->seconds[i] = isfinite(v[2 * n + i]) && v[2 * n + i] > 0.0 ? v[2 * n + i] : 0.0;
         last->in_use[i] = last->packages[i] > 0;
         for (int d = 0; d < 3; d++)
             last->ranges[i][d] = last->in_use[i] ? (hpl_range){0, g->whole[d] - 1} : (hpl_range){1, 0};
         if (last->in_use[i])
-            last->ranges[i][g->dim] = (hpl_range){(uint64_t)v[3 * n + i], (uint64_t)v[4 * n + i]};
-        plan->rank_speed[i] = v[5 * n + i];
+            last->ranges[i][g->dim] = (hpl_range){count_of(v[3 * n + i], rows - 1), count_of(v[4 * n + i], rows - 1)};
+        plan->rank_speed[i] = isfinite(v[5 * n + i]) && v[5 * n + i] > 0.0 ? v[5 * n + i] : 0.0;
     }
     plan->rank_rows = g->whole[g->dim];
     plan->rank_kernel = plan->kernel_id;

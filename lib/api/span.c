@@ -93,14 +93,28 @@ static int join(hpl_context *ctx, const hpl_transport *t, int rc)
         hpl__free(all);
         return rc != HPL_OK ? rc : hpl__fail(sent, "the ranks could not exchange their devices: %s", error);
     }
-    int total = 0, failed = -1;
+    /* The other ranks' records are untrusted input: strings end within
+     * them, counts are in range. */
+    int total = 0, failed = -1, malformed = -1;
     for (int r = 0; r < t->ranks; r++) {
+        all[r].message[sizeof all[r].message - 1] = '\0';
+        bool counted = all[r].device_count >= 0 && all[r].device_count <= HPL__MAX_DEVICES;
+        for (int i = 0; counted && i < all[r].device_count; i++)
+            all[r].info[i].name[sizeof all[r].info[i].name - 1] = '\0';
+        bool known = strcmp(hpl_error_name(all[r].status), "HPL_UNKNOWN") != 0;
+        if ((!known || (!counted && all[r].status == HPL_OK)) && malformed < 0)
+            malformed = r;
         if (all[r].status != HPL_OK && failed < 0)
             failed = r;
-        total += all[r].status == HPL_OK ? all[r].device_count : 0;
+        total += all[r].status == HPL_OK && counted ? all[r].device_count : 0;
     }
     if (rc != HPL_OK) {
         /* This rank's own error stands (hpl_last_error is still its own). */
+    } else if (malformed >= 0) {
+        rc = hpl__fail(HPL_ERROR_TRANSPORT,
+                       "rank %d of %d sent a malformed record when joining: status %d, %d devices (0 to %d can be)",
+                       malformed, t->ranks, (int)all[malformed].status, (int)all[malformed].device_count,
+                       HPL__MAX_DEVICES);
     } else if (failed >= 0) {
         rc = hpl__fail(all[failed].status, "rank %d of %d could not make its part of the context: %s", failed,
                        t->ranks, all[failed].message);
@@ -224,6 +238,7 @@ static int agree(hpl_context *ctx, int rc, const char *text)
     }
     int failed = -1, differs = -1;
     for (int r = 0; r < sp->ranks; r++) {
+        all[r].text[sizeof all[r].text - 1] = '\0'; /* another rank's: untrusted */
         if (all[r].status != HPL_OK && failed < 0)
             failed = r;
         if (all[r].hash != all[0].hash && differs < 0)

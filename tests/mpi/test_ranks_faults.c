@@ -7,7 +7,8 @@
  * matching the host) afterwards; hpl_context_create_over rejects a
  * malformed transport (a NULL function, ranks 0 or 17, rank or node_rank
  * out of range, Vulkan interop) with an error naming the field and calls
- * the transport's destroy exactly once; a transport whose exchange fails
+ * the transport's destroy exactly once, and a join record of bytes that
+ * are no record from another rank with an error naming that rank; a transport whose exchange fails
  * (on every rank at the same call) makes the eval and the read that needed
  * it fail with HPL_ERROR_TRANSPORT and the transport's own message, and the
  * context is still destroyed cleanly, its transport destroyed once. */
@@ -121,6 +122,16 @@ static void fake_destroy(void *user)
     destroyed++;
 }
 
+/* An allgather whose other rank sends bytes that are no record: 0xff
+ * throughout (the join must fail naming it, nothing read past them). */
+static int garbage_allgather(void *user, const void *mine, size_t bytes, void *all, char *error, size_t size)
+{
+    (void)user, (void)error, (void)size;
+    memcpy(all, mine, bytes);
+    memset((char *)all + bytes, 0x7f, bytes);
+    return HPL_OK;
+}
+
 static const hpl_transport fake = {.rank = 0, .ranks = 2, .node_rank = 0, .node_ranks = 1,
                                    .exchange = fake_exchange, .allgather = fake_allgather, .destroy = fake_destroy};
 
@@ -182,6 +193,9 @@ static void run_malformed(void)
      * made, the transport's error is told, and it is destroyed once. */
     t = fake, t.ranks = 1;
     rejects("allgather fails", &desc, t, HPL_ERROR_TRANSPORT, "fake transport: no allgather");
+    /* Another rank's record is untrusted input. */
+    t = fake, t.allgather = garbage_allgather;
+    rejects("garbage record", &desc, t, HPL_ERROR_TRANSPORT, "rank 1 of 2 sent a malformed record");
 }
 
 /* ---- c. an exchange that fails ----------------------------------------- */
