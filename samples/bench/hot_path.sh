@@ -65,8 +65,9 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 # bench_eval's targets lines: "(a) round trip: ... = 1.24 ...", "(b) ...",
-# "(c) host time per hpl_eval = 4.30 us ...": the figure after '='.
-figure() { grep -h "^ *($1)" "$out"/eval."$2".* | sed 's/^[^=]*= *\([0-9.]*\).*/\1/'; }
+# "(c) host time per hpl_eval = 4.30 us ...": the figure after '=' (its
+# table's section titles, "(c) host time inside one call", have none).
+figure() { grep -h "^ *($1).*=" "$out"/eval."$2".* | sed 's/^[^=]*= *\([0-9.]*\).*/\1/'; }
 i=0
 echo "summary (medians over $rounds rounds; step_probe: lowest - highest of every repetition)"
 for lib in "$@"; do
