@@ -10,9 +10,9 @@
  * Pure C11: no hplvk, no Vulkan, no MPI. Header-only (static functions),
  * so that each program stays one file to build. Define SAMPLE_NAME (the
  * program's name, for messages and the RESULT line) before including it;
- * SAMPLE_RESULT_VERIFIED(ok) and SAMPLE_RESULT_TAIL() (sample_ranks.h's,
- * or the twin's own) make the RESULT line's verdict over every rank and its
- * ranks field.
+ * SAMPLE_RESULT_VERIFIED(ok) and SAMPLE_RESULT_TAIL() (sample_result.h:
+ * sample_ranks.h's, or the twin's own) make the RESULT line's verdict over
+ * every rank and its ranks field.
  */
 #ifndef HPLVK_JACOBI_HOST_H
 #define HPLVK_JACOBI_HOST_H
@@ -22,6 +22,7 @@
 #endif
 
 #include "sample_args.h" /* no hplvk either: the twin's arguments too */
+#include "sample_result.h" /* and its RESULT line */
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -163,25 +164,10 @@ static inline bool check_host(const float *got, const float *start, grid_size sz
     return ok;
 }
 
-/* The RESULT line's hooks: as in life_host.h. */
-#ifndef SAMPLE_RESULT_VERIFIED
-#define SAMPLE_RESULT_VERIFIED(ok) (ok)
-#endif
-#ifndef SAMPLE_RESULT_TAIL
-#define SAMPLE_RESULT_TAIL() ""
-#endif
-
-/* The RESULT line. `devices`: the devices that ran, one token each, comma
- * separated; ms: the time of the timed steps 1 .. steps-1 (step 0 warms
- * up); rate: cell updates per second over them. */
+/* The RESULT line (sample_result.h). */
 static inline void jacobi_print_result(const char *devices, grid_size sz, double ms, bool verified)
 {
-    double cells = (double)sz.rows * (double)sz.cols * (double)(sz.steps - 1);
-    double rate = ms > 0.0 ? cells / (ms * 1e-3) / 1e6 : 0.0;
-    printf("RESULT name=" SAMPLE_NAME " devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64
-           " time_ms=%.3f rate=%.4gMcell/s verified=%s%s\n",
-           devices, sz.rows, sz.cols, sz.steps, ms, rate, SAMPLE_RESULT_VERIFIED(verified) ? "yes" : "no",
-           SAMPLE_RESULT_TAIL());
+    sample_print_grid_result(devices, sz.rows, sz.cols, sz.steps, ms, verified);
 }
 
 #endif

@@ -21,6 +21,7 @@
 #endif
 
 #include "sample_args.h" /* no hplvk either: the twin's arguments too */
+#include "sample_result.h" /* and its RESULT line */
 #include "sample_warm.h" /* and its warm-up */
 
 #include <inttypes.h>
@@ -233,27 +234,10 @@ static inline bool life_check(const int32_t *got, life_size sz, const uint64_t *
     return ok;
 }
 
-/* The RESULT line's hooks: a sample over MPI ranks (sample_ranks.h)
- * combines every rank's verdict and appends its ranks field; the twin, in
- * one process, prints its own. */
-#ifndef SAMPLE_RESULT_VERIFIED
-#define SAMPLE_RESULT_VERIFIED(ok) (ok)
-#endif
-#ifndef SAMPLE_RESULT_TAIL
-#define SAMPLE_RESULT_TAIL() ""
-#endif
-
-/* The RESULT line. `devices`: the devices that ran, one token each, comma
- * separated; ms: the time of the timed steps 1 .. steps-1 (step 0 warms
- * up); rate: cell updates per second over them. */
+/* The RESULT line (sample_result.h). */
 static inline void life_print_result(const char *devices, life_size sz, double ms, bool verified)
 {
-    double cells = (double)sz.rows * (double)sz.cols * (double)(sz.steps - 1);
-    double rate = ms > 0.0 ? cells / (ms * 1e-3) / 1e6 : 0.0;
-    printf("RESULT name=" SAMPLE_NAME " devices=%s size=%" PRIu64 "x%" PRIu64 "x%" PRIu64
-           " time_ms=%.3f rate=%.4gMcell/s verified=%s%s\n",
-           devices, sz.rows, sz.cols, sz.steps, ms, rate, SAMPLE_RESULT_VERIFIED(verified) ? "yes" : "no",
-           SAMPLE_RESULT_TAIL());
+    sample_print_grid_result(devices, sz.rows, sz.cols, sz.steps, ms, verified);
 }
 
 #endif

@@ -34,6 +34,7 @@
 #endif
 
 #include "sample_args.h" /* no hplvk either: the twin's arguments too */
+#include "sample_result.h" /* the RESULT line's hooks */
 #include "sample_warm.h" /* and its warm-up */
 
 #include <float.h>
@@ -504,16 +505,6 @@ static inline void mm_keep_best(mm_problem *p, int run, double ms)
     if (run == 0 || (run > 0 && ms < p->best_ms))
         p->best_ms = ms;
 }
-
-/* The RESULT line's hooks: a sample over MPI ranks (sample_ranks.h)
- * combines every rank's verdict and appends its ranks field; the twin, in
- * one process, prints its own. */
-#ifndef SAMPLE_RESULT_VERIFIED
-#define SAMPLE_RESULT_VERIFIED(ok) (ok)
-#endif
-#ifndef SAMPLE_RESULT_TAIL
-#define SAMPLE_RESULT_TAIL() ""
-#endif
 
 /* The RESULT line: the best time and its rate (2*M*N*K flops). */
 static inline void mm_print_result(const mm_problem *p, bool verified)

@@ -512,12 +512,11 @@ static int exchange(hpl_context *ctx, span_use *uses, int n)
         if (!hpl__rank_state_plan_for(uses[i].root->ranks, me, need, &moves[i]))
             rc = hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
         uint64_t esize = hpl_type_size(uses[i].root->type);
+        /* plan_for: every move is from or to this rank. */
+        mine += rc == HPL_OK ? (size_t)moves[i].count : 0;
         for (int j = 0; rc == HPL_OK && j < moves[i].count; j++) {
-            const hpl__rank_move *m = &moves[i].moves[j];
-            if (m->src != me && m->dst != me)
-                continue;
-            mine++;
-            pieces += posts ? (size_t)cut_move(&m->box, uses[i].root->ndims, esize, sp->chunk).count : 1;
+            const hpl__box *box = &moves[i].moves[j].box;
+            pieces += posts ? (size_t)cut_move(box, uses[i].root->ndims, esize, sp->chunk).count : 1;
         }
     }
     if (rc == HPL_OK && posts && mine) {
@@ -533,8 +532,6 @@ static int exchange(hpl_context *ctx, span_use *uses, int n)
         for (int i = 0; rc == HPL_OK && i < n; i++) {
             for (int j = 0; rc == HPL_OK && j < moves[i].count; j++) {
                 const hpl__rank_move *m = &moves[i].moves[j];
-                if (m->src != me && m->dst != me)
-                    continue;
                 hpl__array *root = uses[i].root;
                 rc = hpl__host_sync(ctx, root, &m->box, m->src == me, m->dst == me);
                 if (rc == HPL_OK)
@@ -546,8 +543,7 @@ static int exchange(hpl_context *ctx, span_use *uses, int n)
             for (int i = 0; ctx->events_on && i < n; i++)
                 for (int j = 0; j < moves[i].count; j++) {
                     const hpl__rank_move *m = &moves[i].moves[j];
-                    if (m->src == me || m->dst == me)
-                        hpl__events_message(ctx, uses[i].root, m->src == me ? m->dst : m->src, m->src == me, &m->box);
+                    hpl__events_message(ctx, uses[i].root, m->src == me ? m->dst : m->src, m->src == me, &m->box);
                 }
             char error[512] = "";
             int sent = sp->transport.exchange(sp->transport.user, msgs, count, error, sizeof error);

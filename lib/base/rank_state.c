@@ -332,48 +332,6 @@ static bool moves_push(hpl__rank_moves *m, int src, int dst, const hpl__box *box
     return true;
 }
 
-/* Appends the moves to rank r (see hpl__rank_state_plan) with missing and
- * piece as scratch. */
-static bool plan_rank(const hpl__rank_state *s, int r, const hpl__region *need, hpl__region *missing,
-                      hpl__region *piece, hpl__rank_moves *moves)
-{
-    if (!hpl__region_copy(missing, need) || !hpl__region_subtract(missing, &s->valid[r]))
-        return false;
-    for (int k = 1; k < s->ranks && !hpl__region_empty(missing); k++) {
-        int src = (r + k) % s->ranks;
-        if (!hpl__region_copy(piece, missing) || !hpl__region_intersect(piece, &s->valid[src]))
-            return false;
-        if (hpl__region_empty(piece))
-            continue;
-        for (uint32_t b = 0; b < piece->count; b++)
-            if (!moves_push(moves, src, r, &piece->boxes[b]))
-                return false;
-        if (!hpl__region_subtract(missing, piece))
-            return false;
-    }
-    return true;
-}
-
-bool hpl__rank_state_plan(const hpl__rank_state *s, const hpl__region *const *need, hpl__rank_moves *moves)
-{
-    moves->count = 0;
-    moves->elements = 0;
-    hpl__region missing, piece;
-    hpl__region_init(&missing);
-    hpl__region_init(&piece);
-    bool ok = true;
-    for (int r = 0; r < s->ranks && ok; r++)
-        if (need[r])
-            ok = plan_rank(s, r, need[r], &missing, &piece, moves);
-    hpl__region_free(&missing);
-    hpl__region_free(&piece);
-    if (!ok) {
-        moves->count = 0;
-        moves->elements = 0;
-    }
-    return ok;
-}
-
 /* Rank dst's missing part (need less what dst holds) taken, in the plan's
  * order, from the sources at distances 1 .. last after dst; the pieces
  * from `self` appended as moves (self < 0: from every source). A source
@@ -404,20 +362,19 @@ static bool plan_part(const hpl__rank_state *s, int dst, int self, int last, con
     return true;
 }
 
-bool hpl__rank_state_plan_for(const hpl__rank_state *s, int self, const hpl__region *const *need,
-                              hpl__rank_moves *moves)
+/* The full plan (self < 0), or only the moves from or to self. */
+static bool plan_moves(const hpl__rank_state *s, int self, const hpl__region *const *need, hpl__rank_moves *moves)
 {
     moves->count = 0;
     moves->elements = 0;
     hpl__region missing, piece;
     hpl__region_init(&missing);
     hpl__region_init(&piece);
-    const hpl__box *mine = &s->bound[self];
-    bool ok = true, holds = !hpl__region_empty(&s->valid[self]);
+    bool ok = true, holds = self >= 0 && !hpl__region_empty(&s->valid[self]);
     for (int r = 0; r < s->ranks && ok; r++) {
         if (!need[r])
             continue;
-        if (r == self) { /* what self receives: its whole plan */
+        if (self < 0 || r == self) { /* every move to r (to self: what it receives) */
             ok = plan_part(s, r, self, s->ranks - 1, need[r], &missing, &piece, moves);
             continue;
         }
@@ -426,7 +383,7 @@ bool hpl__rank_state_plan_for(const hpl__rank_state *s, int self, const hpl__reg
         if (!holds)
             continue;
         hpl__box nb = region_bound(need[r]);
-        if (!boxes_meet(&nb, mine) || !regions_meet(&s->valid[self], need[r]))
+        if (!boxes_meet(&nb, &s->bound[self]) || !regions_meet(&s->valid[self], need[r]))
             continue;
         int dist = self > r ? self - r : self - r + s->ranks;
         ok = plan_part(s, r, self, dist, need[r], &missing, &piece, moves);
@@ -438,6 +395,17 @@ bool hpl__rank_state_plan_for(const hpl__rank_state *s, int self, const hpl__reg
         moves->elements = 0;
     }
     return ok;
+}
+
+bool hpl__rank_state_plan(const hpl__rank_state *s, const hpl__region *const *need, hpl__rank_moves *moves)
+{
+    return plan_moves(s, -1, need, moves);
+}
+
+bool hpl__rank_state_plan_for(const hpl__rank_state *s, int self, const hpl__region *const *need,
+                              hpl__rank_moves *moves)
+{
+    return plan_moves(s, self, need, moves);
 }
 
 bool hpl__rank_state_first_holder(const hpl__rank_state *s, int r, const hpl__region *within, hpl__region *out)

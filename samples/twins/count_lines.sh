@@ -25,8 +25,8 @@
 # Code of shared headers is not counted: sample_util.h, which every hplvk
 # sample includes (its log callback, check macro, device list), the
 # headers a sample shares with its twin, life_host.h, matmul_host.h and
-# jacobi_host.h, and
-# sample_args.h, which both sides include (the parsers of numeric arguments).
+# jacobi_host.h, and sample_args.h and sample_result.h, which both sides
+# include (the parsers of numeric arguments, the RESULT line).
 # Those hold what both programs need identically and is not about devices:
 # the kernel's computation, the arguments, the fixed-seed inputs, the host
 # reference and its check, the clock, the RESULT line. So the counts
