@@ -1201,7 +1201,16 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  *   ADAPTIVE     never stops: each eval runs the distribution solved from
  *                the times of the eval before (CoreTSAR's adaptive
  *                schedule); a device slower than it is worth back_off
- *                evals in a row (default 2) is dropped until reset.
+ *                evals in a row (default 2) is dropped until reset. Those
+ *                times leave out what a split costs around the kernels
+ *                (launches, halos, messages between ranks, waiting for
+ *                the slowest), so evals 5 to 7 run the split's largest
+ *                device alone, and if the host saw them (less the first,
+ *                which moves the data) faster than evals 3 and 4, the
+ *                others are dropped too (desc.keep_split leaves this
+ *                check out). Its evals wait for their runs; once one
+ *                device is left, each is a plain eval that returns at
+ *                once.
  *   DYNAMIC      within each eval: packages of desc.package rows (default
  *                1/8 of an equal part) go to whichever device is free.
  *   HGUIDED      the same with packages that shrink as the work runs out,
@@ -1247,8 +1256,8 @@ HPL_API int hpl_array_part(hpl_context *ctx, hpl_array array, int index, hpl_arr
  * time; otherwise only the kernels are timed (data that stays on the
  * devices between evals). Package balancers move data per package, lazily,
  * as evals do. A plan eval with a balancer waits for its runs (plain plan
- * evals, later evals of a finished search, and package evals left to one
- * device return at once like hpl_eval).
+ * evals, later evals of a finished search, and package and ADAPTIVE evals
+ * left to one device return at once like hpl_eval).
  * Warm clocks. A GPU idles at low clocks and raises them only after being
  * busy a while: an H200 ran 190 ms of work 5.3x slower before it did, kept
  * its clocks through 1 s without work and lost them when busy 10% of the
@@ -1329,7 +1338,7 @@ typedef struct hpl_plan_desc {
     uint64_t package;    /* DYNAMIC: rows per package, rounded up to whole work-groups; 0: 1/8 of an
                             equal part */
     bool time_transfers; /* searches: time the copies too, from data on the host */
-    bool keep_split;     /* searches, package balancers: no check against the largest device alone */
+    bool keep_split;     /* searches, package balancers, ADAPTIVE: no check against the largest device alone */
     hpl_warm_up warm_up; /* searches: which devices are warmed up before they are timed: GPUs */
     hpl_partitioner partitioner; /* NULL: split the arguments like their annotations */
     void *user;                  /* passed to the partitioner */

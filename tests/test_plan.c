@@ -364,6 +364,49 @@ static void package_check_once(hpl_context *ctx)
     free(dir);
 }
 
+/* ADAPTIVE's alone check (hplvk.h chapter 7c): by eval 8 it has decided,
+ * whichever way the host times fall, unless back-off left one device
+ * before it (on a loaded machine). If alone won, later evals run that
+ * device and are no passes (iterations stop), as once back-off has left
+ * one device; otherwise each eval is a pass. keep_split: no check. A
+ * plan of one device balances nothing: no passes at all. */
+static void adaptive_alone(hpl_context *ctx)
+{
+    for (int keep = 0; keep < 2; keep++) {
+        hpl_plan *plan = NULL;
+        const char *what = keep ? "ADAPTIVE, keep_split" : "ADAPTIVE";
+        if (!CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_ADAPTIVE, .keep_split = keep}, &plan)))
+            continue;
+        stencil_steps(ctx, plan, 8, what);
+        char line[1024];
+        hpl_plan_describe(plan, line, sizeof line);
+        bool won = strstr(line, "it runs alone") != NULL, stays = strstr(line, "the split stays") != NULL;
+        hpl_plan_info before, after;
+        CHECK_OK(hpl_plan_get_info(plan, &before));
+        stencil_steps(ctx, plan, 3, what);
+        CHECK_OK(hpl_plan_get_info(plan, &after));
+        int used = 0;
+        for (int i = 0; i < after.device_count; i++)
+            used += after.in_use[i];
+        bool one_left = used == 1 && after.iterations == before.iterations;
+        CHECK(!(won && stays) && (!keep || (!won && !stays)) && (won || stays || keep || one_left),
+              "%s: the check: %s", what, line);
+        CHECK(won ? one_left && strstr(line, "dropped") : one_left || after.iterations == before.iterations + 3,
+              "%s: %d devices, %d passes then %d: %s", what, used, before.iterations, after.iterations, line);
+        hpl_plan_destroy(plan);
+    }
+    hpl_plan *plan = NULL;
+    if (CHECK_OK(hpl_plan_create(ctx, &(hpl_plan_desc){.balance = HPL_BALANCE_ADAPTIVE, .device_count = 1, .devices = {1}},
+                                 &plan))) {
+        stencil_steps(ctx, plan, 3, "ADAPTIVE, one device");
+        hpl_plan_info info;
+        CHECK_OK(hpl_plan_get_info(plan, &info));
+        CHECK(info.iterations == 0 && info.runs == 0 && info.in_use[0] && info.shares[0] == 1.0,
+              "ADAPTIVE, one device: %d passes, %d runs", info.iterations, info.runs);
+        hpl_plan_destroy(plan);
+    }
+}
+
 static void searches_stencil(hpl_context *ctx)
 {
     const hpl_balance kinds[] = {HPL_BALANCE_SINGLE_STEP, HPL_BALANCE_ITERATIVE, HPL_BALANCE_ADAPTIVE};
@@ -815,6 +858,7 @@ int main(void)
         read_write(ctx, searches[i], true);
     }
     searches_stencil(ctx);
+    adaptive_alone(ctx);
     coinciding_cuts(ctx);
     for (size_t i = 0; i < 3; i++)
         answer_in_place(ctx, searches[i], 0.0);

@@ -868,6 +868,129 @@ static void check_adaptive(void)
     }
 }
 
+/* ---- ADAPTIVE's alone check ---------------------------------------------- */
+
+/* One pass as a host sees it: the slowest device, plus `split` seconds when
+ * two devices or more ran (halos, messages, waiting), the host's own cost
+ * otherwise. */
+static double sim_wall(sim *s, const double *shares, double split)
+{
+    int used = 0;
+    for (int i = 0; i < s->devices; i++)
+        used += shares[i] > 0;
+    return sim_makespan(s, shares) + (used > 1 ? split : 0);
+}
+
+/* Passes of ADAPTIVE with their host times; alone[p]: the device pass p
+ * gave everything to, -1 when it split. */
+static void drive_walls(hpl__balance *b, sim *s, double split, int passes, int *alone, const double *bad_wall)
+{
+    double w[MAXD], ran[MAXD], t[MAXD];
+    for (int p = 0; p < passes; p++) {
+        EXPECT(hpl__balance_next(b, w), "adaptive ends at pass %d", p);
+        alone[p] = -1;
+        for (int i = 0; i < s->devices; i++)
+            if (w[i] == 1.0)
+                alone[p] = i;
+        sim_run(s, w, ran, t, true);
+        hpl__balance_observe_run(b, ran, t);
+        hpl__balance_observe_wall(b, bad_wall && p == 5 ? *bad_wall : sim_wall(s, w, split));
+    }
+}
+
+static void check_adaptive_alone(void)
+{
+    /* A GPU 100x a CPU, whose split costs 10 times the GPU's whole pass:
+     * passes 5-7 (from 1) run the GPU alone, it wins, and every pass after
+     * is the GPU's alone, whichever device is first. */
+    for (int order = 0; order < 2; order++) {
+        int gpu = order ? 0 : 1;
+        sim s = linear(2, order ? (double[]){100, 1} : (double[]){1, 100});
+        s.rows = ROWS;
+        s.noise = 0.02;
+        s.rng = 5;
+        hpl__balance b;
+        hpl__balance_init(&b, HPL__BALANCE_ADAPTIVE, 2, NULL);
+        int alone[40];
+        drive_walls(&b, &s, 0.1, 40, alone, NULL);
+        for (int p = 0; p < 40; p++)
+            EXPECT(alone[p] == (p < 4 ? -1 : gpu), "order %d pass %d: alone %d", order, p, alone[p]);
+        EXPECT(b.alone_checked && b.alone_won && b.alone_device == gpu && b.out[1 - gpu] && b.stats.dropped == 1 &&
+                   hpl__balance_in_play(&b) == 1 && !hpl__balance_wants_wall(&b),
+               "order %d: checked %d won %d device %d dropped %d", order, b.alone_checked, b.alone_won, b.alone_device,
+               b.stats.dropped);
+        char line[512];
+        hpl__balance_describe(&b, line, sizeof line);
+        EXPECT(strstr(line, "it runs alone") != NULL, "%s", line);
+    }
+    /* Two devices 1:3 with a cheap split: the device alone loses, the split
+     * resumes from its shares and stays balanced; nobody is dropped. */
+    {
+        sim s = linear(2, (double[]){1, 3});
+        hpl__balance b;
+        hpl__balance_init(&b, HPL__BALANCE_ADAPTIVE, 2, NULL);
+        int alone[30];
+        drive_walls(&b, &s, 0.01, 30, alone, NULL);
+        for (int p = 0; p < 30; p++)
+            EXPECT(alone[p] == (p >= 4 && p < 7 ? 1 : -1), "1:3 pass %d: alone %d", p, alone[p]);
+        double w[MAXD];
+        hpl__balance_best(&b, w);
+        EXPECT(b.alone_checked && !b.alone_won && b.stats.dropped == 0 && fabs(w[0] - 0.25) < 1e-12 &&
+                   !hpl__balance_wants_wall(&b),
+               "1:3: won %d dropped %d share %g", b.alone_won, b.stats.dropped, w[0]);
+        /* The passes alone did not reach the model: the times it solves
+         * from are the split's, so the share is right at once. */
+        char line[512];
+        hpl__balance_describe(&b, line, sizeof line);
+        EXPECT(strstr(line, "the split stays") != NULL, "%s", line);
+    }
+    /* keep_split: no pass alone, no host time wanted. */
+    {
+        sim s = linear(2, (double[]){1, 100});
+        hpl__balance b;
+        hpl__balance_init(&b, HPL__BALANCE_ADAPTIVE, 2, &(hpl__balance_params){.keep_split = true});
+        int alone[20];
+        EXPECT(!hpl__balance_wants_wall(&b), "keep_split wants host times");
+        drive_walls(&b, &s, 0.1, 20, alone, NULL);
+        for (int p = 0; p < 20; p++)
+            EXPECT(alone[p] == -1, "keep_split pass %d: alone %d", p, alone[p]);
+        EXPECT(!b.alone_checked && b.stats.dropped == 0, "keep_split: checked %d", b.alone_checked);
+    }
+    /* A host time that is not a time (an untrusted rank's, say) counts as
+     * infinitely slow and is refused: here the second pass alone's, so the
+     * third's decides. */
+    {
+        const double bad[3] = {NAN, -1.0, INFINITY};
+        for (int k = 0; k < 3; k++) {
+            sim s = linear(2, (double[]){1, 100});
+            hpl__balance b;
+            hpl__balance_init(&b, HPL__BALANCE_ADAPTIVE, 2, NULL);
+            int alone[12];
+            drive_walls(&b, &s, 0.1, 12, alone, &bad[k]);
+            EXPECT(b.alone_checked && b.alone_won && b.stats.rejected == 1, "bad wall %g: won %d rejected %d",
+                   bad[k], b.alone_won, b.stats.rejected);
+        }
+    }
+    /* A split that is down to one device when the check would start (the
+     * other backed off at pass 2): nothing to check. */
+    {
+        sim s = linear(2, (double[]){1, 8});
+        s.overhead[0] = 0.2;
+        hpl__balance b;
+        hpl__balance_init(&b, HPL__BALANCE_ADAPTIVE, 2, NULL);
+        int alone[10];
+        drive_walls(&b, &s, 0.1, 10, alone, NULL);
+        EXPECT(!b.alone_checked && b.stats.dropped == 1 && hpl__balance_in_play(&b) == 1 && !hpl__balance_wants_wall(&b),
+               "backed off first: checked %d dropped %d", b.alone_checked, b.stats.dropped);
+    }
+    /* One device: no host time wanted, one in play. */
+    {
+        hpl__balance b;
+        hpl__balance_init(&b, HPL__BALANCE_ADAPTIVE, 1, NULL);
+        EXPECT(!hpl__balance_wants_wall(&b) && hpl__balance_in_play(&b) == 1, "one device");
+    }
+}
+
 /* ---- edge cases ---------------------------------------------------------- */
 
 static void check_one_device(void)
@@ -1054,6 +1177,7 @@ int main(void)
     check_iterative_history();
     check_unbalanced();
     check_adaptive();
+    check_adaptive_alone();
     check_degenerate_times();
     check_untrusted();
     check_describe();

@@ -135,6 +135,7 @@ static int plan_setup(hpl_context *ctx, const hpl_plan_desc *desc, hpl__plan *pl
                                          .delta = desc->delta,
                                          .threshold = desc->threshold,
                                          .back_off = desc->back_off,
+                                         .keep_split = desc->keep_split,
                                          .max_iterations = desc->max_iterations};
     plan->package = desc->package;
     plan->cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -883,9 +884,27 @@ static int first_eval(hpl__plan *plan, const hpl_arg *args, size_t nargs,
     return rc;
 }
 
-/* ADAPTIVE: each eval is one pass, timed; the next is solved from it. */
+static int run_shares(hpl__plan *plan, const hpl_arg *args, size_t nargs)
+{
+    hpl__piece pieces[HPL__MAX_DEVICES];
+    int count = hpl__plan_pieces(plan, plan->shares, pieces);
+    for (int i = 0; i < plan->device_count; i++)
+        plan->last.seconds[i] = 0.0;
+    return hpl__plan_run(plan, args, nargs, pieces, count);
+}
+
+/* ADAPTIVE: each eval is one pass, timed; the next is solved from it.
+ * Until its alone check decides, the balancer also takes each pass's host
+ * time, the slowest rank's. Once one device is left (the plan has one, or
+ * the others were dropped) there is nothing to balance: each eval is a
+ * plain one that returns at once. */
 static int adaptive(hpl__plan *plan, const hpl_arg *args, size_t nargs)
 {
+    hpl__balance *b = &plan->search;
+    if (hpl__balance_in_play(b) < 2) {
+        hpl__balance_best(b, plan->shares);
+        return run_shares(plan, args, nargs);
+    }
     hpl_context *ctx = plan->ctx;
     HPL__LOCK(ctx);
     int rc = hpl__events_enable(ctx, true);
@@ -894,27 +913,25 @@ static int adaptive(hpl__plan *plan, const hpl_arg *args, size_t nargs)
         return rc;
     double shares[HPL__MAX_DEVICES], seconds[HPL__MAX_DEVICES], ran[HPL__MAX_DEVICES];
     plan_cut cut;
-    hpl__balance_next(&plan->search, shares);
+    hpl__balance_next(b, shares);
     cut_of(plan, shares, &cut);
     cut_ran(plan, &cut, ran);
+    uint64_t t0 = hpl__now_ns();
     rc = run_timed(plan, args, nargs, &cut, seconds);
-    if (rc == HPL_OK) {
-        hpl__balance_observe_run(&plan->search, ran, seconds);
-        hpl__balance_best(&plan->search, plan->shares);
+    double wall = (double)(hpl__now_ns() - t0) * 1e-9;
+    if (rc == HPL_OK)
+        hpl__balance_observe_run(b, ran, seconds);
+    if (rc == HPL_OK && hpl__balance_wants_wall(b)) {
+        rc = hpl__plan_share(plan, &wall, 1, false);
+        if (rc == HPL_OK)
+            hpl__balance_observe_wall(b, wall);
     }
+    if (rc == HPL_OK)
+        hpl__balance_best(b, plan->shares);
     HPL__LOCK(ctx);
     hpl__events_enable(ctx, false);
     HPL__UNLOCK(ctx);
     return rc;
-}
-
-static int run_shares(hpl__plan *plan, const hpl_arg *args, size_t nargs)
-{
-    hpl__piece pieces[HPL__MAX_DEVICES];
-    int count = hpl__plan_pieces(plan, plan->shares, pieces);
-    for (int i = 0; i < plan->device_count; i++)
-        plan->last.seconds[i] = 0.0;
-    return hpl__plan_run(plan, args, nargs, pieces, count);
 }
 
 static int launch_check(const hpl_launch *launch)

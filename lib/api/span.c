@@ -340,6 +340,15 @@ static void uses_free(span_use *u, int n)
     hpl__free(u);
 }
 
+/* Room for n uses, not initialised: use_of sets up each one it hands out.
+ * (A use holds two regions per rank: some 7.7 KiB.) */
+static span_use *uses_new(int n)
+{
+    return hpl__malloc((size_t)(n > 0 ? n : 1) * sizeof(span_use));
+}
+
+/* root's use in u[0 .. *n), a fresh one at u[*n] if it has none (the
+ * caller made room for it). */
 static span_use *use_of(span_use *u, int *n, hpl__array *root)
 {
     for (int i = 0; i < *n; i++)
@@ -347,6 +356,7 @@ static span_use *use_of(span_use *u, int *n, hpl__array *root)
             return &u[i];
     span_use *fresh = &u[(*n)++];
     fresh->root = root;
+    fresh->needs = fresh->writes = false;
     for (int r = 0; r < HPL__MAX_RANKS; r++) {
         hpl__region_init(&fresh->need[r]);
         hpl__region_init(&fresh->written[r]);
@@ -820,7 +830,10 @@ static int step_make(hpl_context *ctx, hpl__kernel *k, const hpl_launch *launch,
             pieces[i] = (hpl__part){.lo = parts[i].lo, .hi = parts[i].hi};
     }
     /* What each rank's parts read and write. */
-    span_use *uses = st->uses = hpl__calloc(HPL__MAX_ARGS, sizeof *uses);
+    int arrays = 0;
+    for (int i = 0; i < e.arg_count; i++)
+        arrays += e.arrays[i] != NULL;
+    span_use *uses = st->uses = uses_new(arrays);
     if (!uses) {
         hpl__free(st);
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -1075,7 +1088,7 @@ int hpl__span_where(const hpl_context *ctx, const hpl__array *a, int where, int 
 
 int hpl__span_bring(hpl_context *ctx, hpl__array *a, int to)
 {
-    span_use *u = hpl__calloc(1, sizeof *u);
+    span_use *u = uses_new(1);
     if (!u)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     int n = 0;
@@ -1095,7 +1108,7 @@ int hpl__span_wrote(hpl_context *ctx, hpl__array *a, int by)
 {
     if (by < 0)
         return span_host_wrote(ctx, a);
-    span_use *u = hpl__calloc(1, sizeof *u);
+    span_use *u = uses_new(1);
     if (!u)
         return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     int n = 0;
@@ -1110,8 +1123,8 @@ int hpl__span_wrote(hpl_context *ctx, hpl__array *a, int by)
 /* ---- uses gathered by the caller (a plan's runners) ------------------------- */
 
 struct hpl__span_uses {
-    int count;
-    span_use use[HPL__MAX_ARGS];
+    int count, capacity;
+    span_use *use;
 };
 
 hpl__span_uses *hpl__span_uses_new(void)
@@ -1123,11 +1136,8 @@ void hpl__span_uses_free(hpl__span_uses *u)
 {
     if (!u)
         return;
-    for (int i = 0; i < u->count; i++)
-        for (int r = 0; r < HPL__MAX_RANKS; r++) {
-            hpl__region_free(&u->use[i].need[r]);
-            hpl__region_free(&u->use[i].written[r]);
-        }
+    if (u->use)
+        uses_free(u->use, u->count);
     hpl__free(u);
 }
 
@@ -1139,6 +1149,14 @@ int hpl__span_uses_add(hpl__span_uses *u, hpl__array *root, int rank, const hpl_
         known |= u->use[i].root == root;
     if (!known && n == HPL__MAX_ARGS)
         return hpl__fail(HPL_ERROR_INVALID_ARGUMENT, "more than %d arrays in one operation", HPL__MAX_ARGS);
+    if (!known && n == u->capacity) {
+        int capacity = u->capacity ? 2 * u->capacity : 2;
+        span_use *grown = hpl__realloc(u->use, (size_t)capacity * sizeof *grown);
+        if (!grown)
+            return hpl__fail(HPL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+        u->use = grown;
+        u->capacity = capacity;
+    }
     span_use *x = use_of(u->use, &u->count, root);
     bool ok = true;
     if (read) {

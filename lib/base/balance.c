@@ -18,6 +18,13 @@
 #define DEFAULT_DELTA 0.05
 #define DEFAULT_BACK_OFF 2
 #define DEFAULT_MAX_ITERATIONS 10
+/* ADAPTIVE's alone check (balance.h): the split's passes from pass 3 (pass
+ * 1 is the equal split, pass 2 moves the rows to the first solve's
+ * shares) to pass 4, then 3 passes of the device alone, the first of
+ * which moves the rows to it. */
+#define ADAPTIVE_SPLIT_FROM 3
+#define ADAPTIVE_SPLIT_PASSES 4
+#define ADAPTIVE_ALONE_PASSES 3
 
 /* ---- parameters ---------------------------------------------------------- */
 
@@ -160,6 +167,7 @@ int hpl__balance_init(hpl__balance *b, hpl__balance_kind kind, int devices, cons
     b->devices = devices;
     equal_split(devices, b->cur);
     equal_split(devices, b->choice);
+    b->split_wall = b->alone_wall = INFINITY;
     hpl__balance_start_timing(b);
     if (kind == HPL__BALANCE_EXHAUSTIVE)
         hpl__balance_exhaustive_init(b);
@@ -233,7 +241,10 @@ static void distribution_done(hpl__balance *b)
     b->stats.distributions++;
     b->stats.last_makespan = m;
     if (b->kind == HPL__BALANCE_ADAPTIVE) {
-        adaptive_pass(b);
+        if (b->alone_state == 1)
+            hpl__balance_start_timing(b); /* the device alone: the model waits */
+        else
+            adaptive_pass(b);
         return;
     }
     consider_best(b, m);
@@ -272,6 +283,84 @@ void hpl__balance_observe_run(hpl__balance *b, const double *shares_run, const d
 void hpl__balance_observe(hpl__balance *b, const double *seconds)
 {
     hpl__balance_observe_run(b, NULL, seconds);
+}
+
+/* ---- ADAPTIVE's alone check ---------------------------------------------- */
+
+int hpl__balance_in_play(const hpl__balance *b)
+{
+    int n = 0;
+    for (int i = 0; i < b->devices; i++)
+        n += !b->out[i];
+    return n;
+}
+
+bool hpl__balance_wants_wall(const hpl__balance *b)
+{
+    return b->kind == HPL__BALANCE_ADAPTIVE && !b->finished && !b->p.keep_split && b->devices > 1 &&
+           b->alone_state < 2;
+}
+
+/* After the split's last timed pass: the device of its largest share
+ * alone, unless the split uses one device only. */
+static void alone_start(hpl__balance *b)
+{
+    int used = 0, top = 0;
+    for (int i = 0; i < b->devices; i++) {
+        used += b->choice[i] > 0;
+        top = b->choice[i] > b->choice[top] ? i : top;
+    }
+    if (used < 2) {
+        b->alone_state = 2;
+        return;
+    }
+    b->alone_state = 1;
+    b->alone_device = top;
+    memcpy(b->held, b->choice, sizeof b->held);
+    for (int i = 0; i < b->devices; i++)
+        b->cur[i] = b->choice[i] = i == top ? 1.0 : 0.0;
+    hpl__balance_start_timing(b);
+}
+
+static void alone_decide(hpl__balance *b)
+{
+    b->alone_state = 2;
+    b->alone_checked = true;
+    b->alone_won = b->alone_wall < b->split_wall;
+    if (b->alone_won) {
+        for (int i = 0; i < b->devices; i++) {
+            if (i != b->alone_device && !b->out[i]) {
+                b->out[i] = true;
+                b->stats.dropped++;
+            }
+        }
+        return; /* cur and choice: the device alone */
+    }
+    memcpy(b->choice, b->held, sizeof b->choice);
+    memcpy(b->cur, b->held, sizeof b->cur);
+    hpl__balance_start_timing(b);
+}
+
+void hpl__balance_observe_wall(hpl__balance *b, double seconds)
+{
+    if (!hpl__balance_wants_wall(b))
+        return;
+    if (!finite_at_least(seconds, 0)) {
+        b->stats.rejected++;
+        seconds = INFINITY;
+    }
+    int w = ++b->walls;
+    if (b->alone_state == 0) {
+        if (w >= ADAPTIVE_SPLIT_FROM)
+            b->split_wall = fmin(b->split_wall, seconds);
+        if (w == ADAPTIVE_SPLIT_PASSES)
+            alone_start(b);
+        return;
+    }
+    if (w > ADAPTIVE_SPLIT_PASSES + 1)
+        b->alone_wall = fmin(b->alone_wall, seconds);
+    if (w == ADAPTIVE_SPLIT_PASSES + ADAPTIVE_ALONE_PASSES)
+        alone_decide(b);
 }
 
 void hpl__balance_best(const hpl__balance *b, double *shares)
@@ -316,6 +405,9 @@ int hpl__balance_describe(const hpl__balance *b, char *buf, size_t size)
         n = hpl__append(buf, size, n, s->converged ? ", converged" : ", not converged");
     if (s->dropped > 0)
         n = hpl__append(buf, size, n, ", %d dropped", s->dropped);
+    if (b->alone_checked)
+        n = hpl__append(buf, size, n, ", device %d alone %.6g s a pass against the split's %.6g: %s", b->alone_device,
+                        b->alone_wall, b->split_wall, b->alone_won ? "it runs alone" : "the split stays");
     if (s->rejected > 0)
         n = hpl__append(buf, size, n, ", %d timings refused", s->rejected);
     return n;

@@ -113,6 +113,18 @@
  *   on. It comes back only when the balancer is initialised again (the
  *   plan's reset): a device that is not worth it stays so while the
  *   workload does. One device at most is dropped per pass, never the last.
+ *   The alone check: the per-device times leave out what a split costs
+ *   around the kernels (launches, halos, messages between processes,
+ *   waiting for the slowest), which back-off cannot see. So the caller
+ *   also gives each pass's host time (observe_wall), and after pass
+ *   ADAPTIVE_SPLIT_PASSES, if the split uses two devices or more, the
+ *   device of its largest share runs alone for ADAPTIVE_ALONE_PASSES
+ *   passes (the model waits). The least host time of the alone passes
+ *   after the first (which moves the data) against the least of the split
+ *   passes from ADAPTIVE_SPLIT_FROM on: if alone is faster, every other
+ *   device is dropped (stats.dropped), as back-off would; else the split
+ *   resumes where it was. Once, until initialised again; keep_split leaves
+ *   it out.
  *
  * The threshold of fig. 7. The paper gives nothing a device whose
  * estimated runtime t_i * w_i / (100 / N) falls below a measured threshold,
@@ -175,6 +187,7 @@ typedef struct hpl__balance_params {
                            predicted gain under delta / 2 as none), ADAPTIVE's back-off margin: 0.05 */
     double threshold;   /* seconds, SINGLE_STEP and ITERATIVE (see above): 0, no device is dropped */
     int back_off;       /* ADAPTIVE: passes not worth it before a device is dropped: 2 */
+    bool keep_split;    /* ADAPTIVE: no alone check (below) */
     int max_iterations; /* ITERATIVE: model solves at most: 10 */
 } hpl__balance_params;
 
@@ -234,6 +247,13 @@ typedef struct hpl__balance {
     bool choice_timed;                       /* choice was timed: the two below are its times */
     double choice_seconds[HPL__MAX_DEVICES]; /* its per-device times; 0 when not timed */
     double choice_makespan;                  /* its makespan; 0 when not timed */
+    /* ADAPTIVE's alone check, on the passes' host times (observe_wall) */
+    int walls;                     /* host times observed */
+    int alone_state;               /* 0: timing the split, 1: the device alone, 2: decided */
+    int alone_device;              /* the device that runs alone: the split's largest share */
+    bool alone_checked, alone_won; /* the check ran; the device alone was faster */
+    double split_wall, alone_wall; /* the least host time of each side's passes (seconds) */
+    double held[HPL__MAX_DEVICES]; /* the split's shares while the device runs alone */
     hpl__balance_stats stats;
 } hpl__balance;
 
@@ -260,6 +280,20 @@ void hpl__balance_observe(hpl__balance *b, const double *seconds);
  * them; a device quantised to nothing did not run. Shares that are not
  * finite, negative or all zero refuse the timing. */
 void hpl__balance_observe_run(hpl__balance *b, const double *shares_run, const double *seconds);
+
+/* ADAPTIVE: does it want the host time of the pass just observed? True
+ * from the first pass until its alone check has decided (never with
+ * keep_split or one device). */
+bool hpl__balance_wants_wall(const hpl__balance *b);
+
+/* ADAPTIVE: the host time in seconds of the pass last observed (after its
+ * hpl__balance_observe_run), from its launch to its end as the host saw
+ * it. Ignored when not wanted; one that is not finite or is negative
+ * counts as infinitely slow (stats.rejected). */
+void hpl__balance_observe_wall(hpl__balance *b, double seconds);
+
+/* ADAPTIVE: devices it may still give work to (not dropped). */
+int hpl__balance_in_play(const hpl__balance *b);
 
 /* The answer so far (final once next() returned false): the fastest
  * distribution timed (EXHAUSTIVE, ITERATIVE), the model's (SINGLE_STEP), the

@@ -103,7 +103,7 @@ static void run_plan(hpl_context *ctx, hpl_kernel k, const hpl_plan_desc *desc, 
     hpl_plan *plan = NULL;
     if (!CHECK_OK(hpl_plan_create(ctx, desc, &plan)))
         return;
-    int steps = 6;
+    int steps = desc->balance == HPL_BALANCE_ADAPTIVE ? 10 : 6; /* past ADAPTIVE's alone check */
     uint64_t row_bytes = cols * sizeof(uint32_t), prev_lo = 0, prev_hi = 0;
     for (int s = 0; s < steps; s++) {
         CHECK_OK(hpl_stats_reset(ctx));
